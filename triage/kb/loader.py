@@ -1,0 +1,171 @@
+"""Load KB entries from YAML safely, with every error naming its file and line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+from pydantic import ValidationError
+
+from triage.kb.models import Entry
+
+try:  # libyaml's parser is several times faster; both are safe loaders.
+    _BaseLoader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - pyyaml built without libyaml
+    _BaseLoader = yaml.SafeLoader
+
+
+class KBError(Exception):
+    """A KB file that cannot be used; str() is one line: `path:line: message`."""
+
+    def __init__(self, path: Path | str, line: int | None, message: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line else str(self.path)
+        super().__init__(f"{where}: {message}")
+
+
+class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """A safe loader that refuses duplicate mapping keys instead of silently keeping the last."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{key}' (first on line {seen[key]})", key_node.start_mark
+                )
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    lambda loader, node: loader.construct_mapping(node, deep=True),
+)
+
+
+@dataclass(frozen=True)
+class LoadedEntry:
+    entry: Entry
+    path: Path
+    line_of: dict[tuple[Any, ...], int] = field(default_factory=dict, compare=False, repr=False)
+    """Line numbers of YAML nodes by their path in the document, for validators that report file:line."""
+
+    def line(self, *loc: Any) -> int:
+        """The line of the deepest known node along `loc` (1 when unknown)."""
+        for end in range(len(loc), -1, -1):
+            if loc[:end] in self.line_of:
+                return self.line_of[loc[:end]]
+        return 1
+
+
+@dataclass
+class KnowledgeBase:
+    entries: dict[str, Entry]
+    sources: dict[str, LoadedEntry]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, entry_id: str) -> Entry | None:
+        return self.entries.get(entry_id)
+
+
+def parse_yaml(text: str, path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """Parse one YAML document; returns the data and the line of every node by its path."""
+    try:
+        loader = _UniqueKeyLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise KBError(path, line, f"invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise KBError(path, None, f"invalid YAML: {exc}") from None
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _index_lines(node, (), lines)
+    return data, lines
+
+
+def _index_lines(node: yaml.Node, loc: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    out[loc] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            child = (*loc, key_node.value)
+            out[child] = key_node.start_mark.line + 1
+            _index_lines(value_node, child, out)
+            out[child] = key_node.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _index_lines(item, (*loc, index), out)
+
+
+def load_entry(path: Path) -> LoadedEntry:
+    """Read and validate one entry file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KBError(path, None, f"cannot read: {exc}") from None
+    data, lines = parse_yaml(text, path)
+    if not isinstance(data, dict):
+        raise KBError(path, 1, "an entry must be a YAML mapping")
+    try:
+        entry = Entry.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        loaded = LoadedEntry(entry=None, path=path, line_of=lines)  # type: ignore[arg-type]
+        where = ".".join(str(part) for part in loc) or "entry"
+        extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise KBError(path, loaded.line(*loc), f"{where}: {first['msg']}{extra}") from None
+    return LoadedEntry(entry=entry, path=path, line_of=lines)
+
+
+def entry_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*.yaml") if p.is_file() and not p.name.startswith("."))
+
+
+def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase, list[KBError]]:
+    """Load entries from `dirs` in order; a later dir's entry replaces one with the same id.
+
+    Within one dir a duplicate id is an error. With strict=False a bad file is skipped and reported
+    in the returned error list, so one malformed user entry cannot take the whole tool down.
+    """
+    entries: dict[str, Entry] = {}
+    sources: dict[str, LoadedEntry] = {}
+    errors: list[KBError] = []
+    for directory in dirs:
+        if not directory.is_dir():
+            missing = KBError(directory, None, "KB directory does not exist")
+            if strict:
+                raise missing
+            errors.append(missing)
+            continue
+        seen_here: dict[str, Path] = {}
+        for path in entry_files(directory):
+            try:
+                loaded = load_entry(path)
+                entry = loaded.entry
+                if entry.id in seen_here:
+                    raise KBError(path, loaded.line("id"), f"duplicate id '{entry.id}' (also in {seen_here[entry.id]})")
+                if path.stem != entry.id:
+                    raise KBError(path, loaded.line("id"), f"file name '{path.stem}' differs from id '{entry.id}'")
+            except KBError as exc:
+                if strict:
+                    raise
+                errors.append(exc)
+                continue
+            seen_here[entry.id] = path
+            entries[entry.id] = entry
+            sources[entry.id] = loaded
+    return KnowledgeBase(entries=entries, sources=sources), errors

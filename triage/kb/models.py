@@ -1,0 +1,200 @@
+"""pydantic models of a knowledge-base entry.
+
+An entry describes one error signature: how to recognise it in a log, what can cause it, how to fix
+it and which live probes can confirm a cause. Entries are data only: they name probes, they never
+carry commands for triage to execute.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+CATEGORIES: tuple[str, ...] = (
+    "unsupported_op",
+    "npu_oom",
+    "hccl_timeout",
+    "segfault",
+    "nan_loss_scale",
+    "env_version",
+    "dynamic_shape_compile",
+)
+"""The fixed category names; each is also a folder under `kb/`."""
+
+Severity = Literal["critical", "error", "warning", "info"]
+Status = Literal["experimental", "test", "stable"]
+ExtractKind = Literal["size", "int", "float", "str"]
+
+ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Signature(_Strict):
+    """One way to recognise a line: exactly one of `text`, `regex` or `fuzzy`."""
+
+    text: str | None = Field(None, description="Literal text, matched case-insensitively anywhere in a line.")
+    regex: str | None = Field(
+        None,
+        description="Python regular expression searched in a line (case-insensitive). Named groups are extracted.",
+    )
+    fuzzy: str | None = Field(
+        None,
+        description="Message text matched fuzzily (rapidfuzz partial ratio) against the line's template, "
+        "so rewordings, typos and prefixes still match.",
+    )
+    min_score: float = Field(88.0, ge=50, le=100, description="Minimum fuzzy score (0-100) for `fuzzy`.")
+    weight: float = Field(1.0, gt=0, le=5, description="How much this signature counts towards the entry's score.")
+    exclude: list[str] = Field(
+        default_factory=list, description="Regexes: a line that matches any of them does not count for this signature."
+    )
+    extract: dict[str, str] = Field(
+        default_factory=dict,
+        description="Named values to pull from the matched line: name -> regex with one capture group.",
+    )
+    extract_kind: dict[str, ExtractKind] = Field(
+        default_factory=dict, description="How to read an extracted value: size (e.g. '2.00 GiB' -> bytes), int, float, str."
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one_pattern(self) -> Signature:
+        given = [name for name in ("text", "regex", "fuzzy") if getattr(self, name)]
+        if len(given) != 1:
+            raise ValueError(f"a signature needs exactly one of text, regex, fuzzy (got {given or 'none'})")
+        return self
+
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            _compile_or_raise(value)
+        return value
+
+    @field_validator("exclude")
+    @classmethod
+    def _excludes_compile(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            _compile_or_raise(pattern)
+        return value
+
+    @field_validator("extract")
+    @classmethod
+    def _extractors_have_one_group(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, pattern in value.items():
+            compiled = _compile_or_raise(pattern)
+            if compiled.groups != 1:
+                raise ValueError(f"extract '{name}' needs exactly one capture group, has {compiled.groups}")
+        return value
+
+    @property
+    def kind(self) -> Literal["text", "regex", "fuzzy"]:
+        if self.text is not None:
+            return "text"
+        if self.regex is not None:
+            return "regex"
+        return "fuzzy"
+
+    @property
+    def pattern(self) -> str:
+        return self.text or self.regex or self.fuzzy or ""
+
+
+class Condition(_Strict):
+    """A comparison of extracted values, e.g. reserved > 1.5 * allocated. Data, never code."""
+
+    left: str
+    op: Literal[">", ">=", "<", "<="]
+    right: str | float
+    factor: float = Field(1.0, description="The right side is multiplied by this before comparing.")
+
+
+class Cause(_Strict):
+    id: str = Field(pattern=ID_PATTERN)
+    title: str
+    prior: float = Field(0.5, gt=0, le=1, description="Prior likelihood of this cause among the entry's causes.")
+    how_to_tell: str = Field("", description="How to tell this cause apart from the others.")
+    evidence: list[Signature] = Field(default_factory=list, description="Lines that make this cause more likely.")
+    conditions: list[Condition] = Field(
+        default_factory=list, description="Comparisons of extracted values that make this cause more likely."
+    )
+
+
+class CodeChange(_Strict):
+    before: str
+    after: str
+    language: str = "python"
+
+
+class Fix(_Strict):
+    title: str
+    addresses: list[str] = Field(default_factory=list, description="Ids of the causes this fix addresses.")
+    description: str = ""
+    env: dict[str, str] = Field(default_factory=dict, description="Environment variables to set.")
+    code: CodeChange | None = None
+    commands: list[str] = Field(default_factory=list, description="Shell commands for the user to run (never run by triage).")
+
+
+class Reference(_Strict):
+    url: str | None = None
+    document: str | None = None
+    supports: str = Field(description="What this reference supports: the error text, a cause, a fix.")
+
+    @model_validator(mode="after")
+    def _has_target(self) -> Reference:
+        if not (self.url or self.document):
+            raise ValueError("a reference needs a url or a document")
+        return self
+
+
+class Examples(_Strict):
+    match: list[str] = Field(default_factory=list, description="Log snippets on which this entry must be the top diagnosis.")
+    no_match: list[str] = Field(default_factory=list, description="Log snippets on which this entry must not fire.")
+
+
+class Entry(_Strict):
+    id: str = Field(pattern=ID_PATTERN)
+    title: str
+    category: str
+    severity: Severity = "error"
+    status: Status = "experimental"
+    summary: str
+    generic: bool = Field(
+        False,
+        description="A generic wrapper (ERR00100, EZ9999, ...): ranks below any specific cause found in the same log.",
+    )
+    signatures: list[Signature] = Field(min_length=1)
+    causes: list[Cause] = Field(default_factory=list)
+    fixes: list[Fix] = Field(default_factory=list)
+    probes: list[str] = Field(default_factory=list, description="Names of live probes that can confirm or rule out causes.")
+    references: list[Reference] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list, description="Ids of related entries.")
+    examples: Examples = Field(default_factory=Examples)
+
+    @field_validator("category")
+    @classmethod
+    def _known_category(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", value):
+            raise ValueError(f"category '{value}' must be snake_case")
+        return value
+
+    @model_validator(mode="after")
+    def _fixes_address_known_causes(self) -> Entry:
+        cause_ids = {cause.id for cause in self.causes}
+        if len(cause_ids) != len(self.causes):
+            raise ValueError("cause ids must be unique within an entry")
+        for fix in self.fixes:
+            unknown = set(fix.addresses) - cause_ids
+            if unknown:
+                raise ValueError(f"fix '{fix.title}' addresses unknown causes: {sorted(unknown)}")
+        return self
+
+
+def _compile_or_raise(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"regex {pattern!r} does not compile: {exc}") from exc

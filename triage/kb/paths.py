@@ -1,0 +1,29 @@
+"""Where knowledge-base directories are found: the shipped one, then user directories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV_VAR = "TRIAGE_KB_PATH"
+
+
+def shipped_kb_dir() -> Path:
+    """The KB that ships with triage: inside the wheel, or `kb/` of a source checkout."""
+    package_dir = Path(__file__).resolve().parent.parent
+    installed = package_dir / "_kb"
+    if installed.is_dir():
+        return installed
+    return package_dir.parent / "kb"
+
+
+def user_kb_dirs(explicit: list[str] | None = None) -> list[Path]:
+    """User KB dirs, lowest priority first: TRIAGE_KB_PATH entries, then --kb options."""
+    dirs = [Path(p) for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p]
+    dirs += [Path(p) for p in explicit or []]
+    return dirs
+
+
+def kb_dirs(explicit: list[str] | None = None, *, include_shipped: bool = True) -> list[Path]:
+    """All KB dirs in merge order: later ones override entries with the same id."""
+    return ([shipped_kb_dir()] if include_shipped else []) + user_kb_dirs(explicit)
