@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "logs_samples"
+SHARED_LOGS = ROOT.parent / "shared" / "logs" / "dev"
+
+
+@pytest.fixture(scope="session")
+def engine_kb():
+    from triage.engine import load_engine_kb
+
+    kb, errors = load_engine_kb([], strict=True)
+    assert not errors
+    return kb
+
+
+@pytest.fixture(scope="session")
+def prefilter(engine_kb):
+    from triage.engine.prefilter import build_prefilter
+
+    return build_prefilter(engine_kb)
+
+
+@pytest.fixture
+def scan_text(engine_kb, prefilter):
+    from triage.engine import Scanner
+
+    def scan(text: str, source: str = "test.log"):
+        scanner = Scanner(engine_kb, prefilter=prefilter)
+        scanner.feed_text(text, source)
+        return scanner.result()
+
+    return scan
+
+
+@pytest.fixture(autouse=True)
+def _no_user_kb(monkeypatch):
+    # A developer's own TRIAGE_KB_PATH must not change what the tests see.
+    monkeypatch.delenv("TRIAGE_KB_PATH", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    os.environ.setdefault("COLUMNS", "120")

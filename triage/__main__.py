@@ -1,0 +1,5 @@
+import sys
+
+from triage.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Command-line faces over the engine. Each command module exposes `register(subparsers)`."""

@@ -1,0 +1,93 @@
+"""Human output of a scan, with rich."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.padding import Padding
+from rich.syntax import Syntax
+from rich.text import Text
+
+from triage.engine.values import human_size
+from triage.results import Diagnosis, FixResult, ScanResult
+
+SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
+MAX_EVIDENCE_SHOWN = 3
+MAX_FIXES_SHOWN = 3
+
+
+def confidence_bar(confidence: float, width: int = 10) -> str:
+    filled = round(confidence * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+def _extracted_text(diagnosis: Diagnosis) -> str:
+    parts = []
+    for name, value in diagnosis.extracted.items():
+        shown = human_size(value) if isinstance(value, int) and name.endswith(("bytes", "size")) else value
+        parts.append(f"{name}={shown}")
+    return ", ".join(parts)
+
+
+def _fix_renderable(number: int, fix: FixResult) -> Group:
+    parts: list = [Text.from_markup(f"  [bold]{number}.[/] {escape(fix.title)}")]
+    if fix.description:
+        parts.append(Padding(Text(fix.description.strip(), style="dim"), (0, 0, 0, 5)))
+    for name, value in fix.env.items():
+        parts.append(Padding(Text(f"export {name}={value}", style="green"), (0, 0, 0, 5)))
+    for command in fix.commands:
+        parts.append(Padding(Text(f"$ {command}", style="green"), (0, 0, 0, 5)))
+    if fix.code is not None:
+        parts.append(Padding(Text("before:", style="dim"), (0, 0, 0, 5)))
+        parts.append(Padding(Syntax(fix.code.before.rstrip(), fix.code.language, theme="ansi_dark"), (0, 0, 0, 7)))
+        parts.append(Padding(Text("after:", style="dim"), (0, 0, 0, 5)))
+        parts.append(Padding(Syntax(fix.code.after.rstrip(), fix.code.language, theme="ansi_dark"), (0, 0, 0, 7)))
+    return Group(*parts)
+
+
+def diagnosis_renderable(position: int, diagnosis: Diagnosis) -> Group:
+    style = SEVERITY_STYLE.get(diagnosis.severity, "")
+    header = Text.assemble(
+        (f"{position}. ", "bold"),
+        (f"{confidence_bar(diagnosis.confidence)} {diagnosis.confidence:.2f} ", style),
+        (diagnosis.title, "bold"),
+        (f"  [{diagnosis.category}] {diagnosis.id}", "dim"),
+    )
+    parts: list = [header]
+    if diagnosis.role:
+        parts.append(Text(f"   rank {diagnosis.rank}: {diagnosis.role}", style="magenta"))
+    if diagnosis.summary:
+        parts.append(Padding(Text(diagnosis.summary.strip()), (0, 0, 0, 3)))
+    parts.append(Text(f"   evidence ({diagnosis.evidence_count} lines):", style="bold"))
+    for line in diagnosis.evidence[:MAX_EVIDENCE_SHOWN]:
+        parts.append(Text.assemble(("     ", ""), (f"{line.source}:{line.line}: ", "cyan"), (line.text[:200], "")))
+    if diagnosis.extracted:
+        parts.append(Text(f"   values: {_extracted_text(diagnosis)}", style="dim"))
+    if diagnosis.causes:
+        parts.append(Text("   likely causes:", style="bold"))
+        for cause in diagnosis.causes:
+            parts.append(Text(f"     {cause.probability:4.0%}  {cause.title}"))
+    if diagnosis.fixes:
+        parts.append(Text("   fixes:", style="bold"))
+        parts += [_fix_renderable(n, fix) for n, fix in enumerate(diagnosis.fixes[:MAX_FIXES_SHOWN], 1)]
+    if diagnosis.probes:
+        parts.append(Text(f"   confirm with: triage probe run {' '.join(diagnosis.probes)}", style="dim"))
+    return Group(*parts)
+
+
+def render_scan(result: ScanResult, console: Console | None = None) -> None:
+    console = console or Console(highlight=False)
+    stats = result.stats
+    if not result.diagnoses:
+        console.print(f"No known failure found in {stats.lines:,} lines ({stats.seconds:.2f} s).")
+        return
+    for position, diagnosis in enumerate(result.diagnoses, 1):
+        console.print(diagnosis_renderable(position, diagnosis))
+        console.print()
+    if result.root_rank is not None:
+        console.print(f"Root rank: {result.root_rank}", style="bold magenta")
+    console.print(
+        f"{len(result.diagnoses)} diagnoses from {stats.lines:,} lines, {stats.bytes / (1 << 20):.1f} MiB "
+        f"in {stats.seconds:.2f} s.",
+        style="dim",
+    )

@@ -1,0 +1,100 @@
+"""`triage scan`: read logs, print ranked causes with evidence and fixes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EXIT_NOTHING_FOUND = 0
+EXIT_FOUND = 1
+EXIT_USAGE = 2
+
+
+def add_kb_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kb",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra KB directory merged over the shipped KB (repeatable; the same id overrides). "
+        "TRIAGE_KB_PATH adds more.",
+    )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "scan",
+        help="scan logs and rank the likely causes",
+        description="Scan log files (plain or .gz), or standard input, and print the likely causes, "
+        "best first, with their evidence and fixes.",
+        epilog="Exit codes: 0 nothing found, 1 at least one diagnosis, 2 usage or input error.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="log files; '-' or nothing reads standard input")
+    parser.add_argument("--json", action="store_true", help="print the stable JSON contract (version 1)")
+    parser.add_argument("--top", type=_positive_int, default=None, metavar="N", help="show at most N diagnoses")
+    parser.add_argument(
+        "--min-confidence", type=_unit_float, default=0.0, metavar="X", help="hide diagnoses below confidence X (0-1)"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar on stderr")
+    add_kb_option(parser)
+    parser.set_defaults(func=run)
+
+
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def _unit_float(value: str) -> float:
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
+    return number
+
+
+def run(args: argparse.Namespace) -> int:
+    from triage.engine import Scanner, load_engine_kb
+    from triage.scanning import scan_sources
+
+    paths = args.paths or ["-"]
+    if paths == ["-"] and sys.stdin.isatty():
+        print("triage: no input: give log files, or pipe a log into `triage scan`", file=sys.stderr)
+        return EXIT_USAGE
+    kb, kb_errors = load_engine_kb(args.kb)
+    for error in kb_errors:
+        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
+    if not kb.entries:
+        print("triage: the knowledge base is empty; check --kb and TRIAGE_KB_PATH", file=sys.stderr)
+        return EXIT_USAGE
+    scanner = Scanner(kb)
+    progress = None if args.no_progress else _progress_reporter(paths)
+    try:
+        errors = scan_sources(scanner, paths, progress=progress.update if progress else None)
+    except KeyboardInterrupt:
+        errors = ["interrupted: results cover what was read so far"]
+        scanner.note_error(errors[0])
+    finally:
+        if progress:
+            progress.close()
+    for error in errors:
+        print(f"triage: {error}", file=sys.stderr)
+    result = scanner.result(top=args.top, min_confidence=args.min_confidence)
+    if args.json:
+        json.dump(result.model_dump(mode="json"), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        from triage.cli.render import render_scan
+
+        render_scan(result)
+    if result.diagnoses:
+        return EXIT_FOUND
+    return EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
+
+
+def _progress_reporter(paths: list[str]):  # type: ignore[no-untyped-def]
+    from triage.cli.progress import ProgressReporter
+
+    return ProgressReporter.for_paths(paths)

@@ -1,0 +1,56 @@
+"""Turn raw log bytes into clean text, and lines into templates.
+
+A template masks what varies between otherwise identical lines (numbers, hex, addresses, paths,
+timestamps, PIDs, ranks, IPs), so the same message from eight ranks or a million steps is matched
+once, not a million times.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+_TEMPLATE_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*"), "<ts>"),
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
+    (re.compile(r"\b0x[0-9a-f]+\b"), "<hex>"),
+    (re.compile(r"(?:[\w.\-~]*/)+[\w.\-]+"), "<path>"),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"), "<hex>"),
+    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
+    (re.compile(r"\s+"), " "),
+)
+
+
+def decode_line(raw: bytes) -> str:
+    """Decode one line: UTF-8, else GBK (Chinese-locale CANN logs), else Latin-1 (never fails)."""
+    for encoding in ("utf-8", "gbk"):
+        try:
+            text = raw.decode(encoding)
+            break
+        except UnicodeDecodeError:
+            continue
+    else:
+        text = raw.decode("latin-1")
+    return clean_text(text)
+
+
+def clean_text(text: str) -> str:
+    """Strip ANSI colour codes, carriage returns and other control characters."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    text = text.rstrip("\r\n")
+    if "\r" in text:
+        # Progress bars redraw with bare CRs; keep every segment so no error text is lost.
+        text = text.replace("\r", " ")
+    return _CONTROL.sub("", text)
+
+
+def template(text: str) -> str:
+    """The line's template: lower case, variable parts masked, whitespace collapsed."""
+    out = text.lower()
+    for pattern, replacement in _TEMPLATE_MASKS:
+        out = pattern.sub(replacement, out)
+    return out.strip()

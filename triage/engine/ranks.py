@@ -1,0 +1,25 @@
+"""Which rank a line or a file belongs to, from prefixes such as `[rank3]:` or names such as `rank_3.log`."""
+
+from __future__ import annotations
+
+import re
+
+_LINE_RANK = re.compile(
+    r"\[rank\s*(\d+)\]|\brank(?:id)?\s*[:=]\s*(\d+)|\bglobal_rank\s*[:=]?\s*(\d+)|\[default(\d+)\]:"
+    r"|\bdevice(?:id)?\s*[:=]\s*(\d+)",
+    re.IGNORECASE,
+)
+_FILE_RANK = re.compile(r"(?:rank|worker|proc|node|device)[_\-.]?(\d+)", re.IGNORECASE)
+
+
+def rank_of_line(text: str) -> int | None:
+    match = _LINE_RANK.search(text[:200])
+    if not match:
+        return None
+    return int(next(group for group in match.groups() if group is not None))
+
+
+def rank_of_source(name: str) -> int | None:
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    match = _FILE_RANK.search(base)
+    return int(match.group(1)) if match else None

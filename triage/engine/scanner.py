@@ -1,0 +1,234 @@
+"""The incremental scanner: feed it bytes from any number of sources, ask it for ranked diagnoses.
+
+Lines may arrive for hours (tail mode), so all state is bounded: per entry a few evidence lines and
+values, plus a cache of fuzzy verdicts per distinct line template.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from triage.engine.compiled import CompiledKB, CompiledSignature
+from triage.engine.evidence import EntryEvidence
+from triage.engine.normalize import decode_line, template
+from triage.engine.prefilter import Prefilter, build_prefilter
+from triage.engine.rank import build_result
+from triage.engine.ranks import rank_of_line, rank_of_source
+from triage.engine.values import parse_value
+from triage.results import EvidenceLine, ScanResult
+
+MAX_LINE = 1 << 20
+"""A line longer than this is cut and matched in pieces, so one 30 MB line cannot exhaust memory."""
+MATCH_WINDOW = 16 * 1024
+"""Candidate lines longer than this are matched window by window."""
+FUZZY_CACHE_LIMIT = 200_000
+FUZZY_MIN_LENGTH_RATIO = 0.7
+"""A line much shorter than a fuzzy signature would 'contain' it by partial ratio; such lines don't count."""
+
+
+@dataclass
+class _Source:
+    name: str
+    rank: int | None
+    pending: bytes = b""
+    lines: int = 0
+
+
+@dataclass(frozen=True)
+class _Hit:
+    signature: CompiledSignature
+    quality: float
+    match: re.Match[str] | None
+
+
+class Scanner:
+    def __init__(self, kb: CompiledKB, prefilter: Prefilter | None = None) -> None:
+        self.kb = kb
+        self.prefilter = prefilter or build_prefilter(kb)
+        self.evidence: dict[int, EntryEvidence] = {}
+        self.errors: list[str] = []
+        self.lines = 0
+        self.bytes = 0
+        self.candidate_lines = 0
+        self._sources: dict[str, _Source] = {}
+        self._order = 0
+        self._fuzzy_cache: dict[str, tuple[tuple[int, float], ...]] = {}
+        self._fuzzy_choices = kb.fuzzy_templates
+        self._fuzzy_cutoff = min((kb.signatures[i].min_score for i in kb.fuzzy), default=100.0)
+        self._exact = frozenset(kb.exact)
+        self._started = time.perf_counter()
+
+    # -- input ---------------------------------------------------------------------------------
+
+    def feed(self, data: bytes, source: str = "-") -> set[int]:
+        """Scan more bytes of `source`; returns the indices of entries that fired for the first time."""
+        state = self._source(source)
+        self.bytes += len(data)
+        buffer = state.pending + data if state.pending else data
+        cut = buffer.rfind(b"\n")
+        if cut < 0:
+            state.pending = buffer
+            return self._cut_overlong(state)
+        state.pending = buffer[cut + 1 :]
+        newly = self._scan_block(state, buffer[: cut + 1], complete=True)
+        return newly | self._cut_overlong(state)
+
+    def finish(self, source: str = "-") -> set[int]:
+        """The source ended: scan its last line even without a trailing newline."""
+        state = self._source(source)
+        if not state.pending:
+            return set()
+        pending, state.pending = state.pending, b""
+        return self._scan_block(state, pending + b"\n", complete=True)
+
+    def feed_text(self, text: str, source: str = "-") -> set[int]:
+        """Convenience for callers holding text (tests, the TUI): scan it as a complete source."""
+        return self.feed(text.encode("utf-8"), source) | self.finish(source)
+
+    def note_error(self, message: str) -> None:
+        self.errors.append(message)
+
+    # -- output --------------------------------------------------------------------------------
+
+    def result(self, *, top: int | None = None, min_confidence: float = 0.0) -> ScanResult:
+        result = build_result(self.kb, self.evidence, top=top, min_confidence=min_confidence)
+        result.stats.lines = self.lines + sum(1 for s in self._sources.values() if s.pending)
+        result.stats.bytes = self.bytes
+        result.stats.seconds = round(time.perf_counter() - self._started, 4)
+        result.stats.candidate_lines = self.candidate_lines
+        result.stats.templates = len(self._fuzzy_cache)
+        result.stats.prefilter = self.prefilter.name
+        result.errors = list(self.errors)
+        return result
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _source(self, name: str) -> _Source:
+        state = self._sources.get(name)
+        if state is None:
+            state = self._sources[name] = _Source(name=name, rank=rank_of_source(name))
+        return state
+
+    def _cut_overlong(self, state: _Source) -> set[int]:
+        if len(state.pending) <= MAX_LINE:
+            return set()
+        # Match what we have of the overlong line now; its line number stays the same.
+        pending, state.pending = state.pending, b""
+        return self._scan_block(state, pending, complete=False)
+
+    def _scan_block(self, state: _Source, block: bytes, *, complete: bool) -> set[int]:
+        newly: set[int] = set()
+        position = 0
+        newlines_before = 0
+        for candidate in self.prefilter.candidates(block):
+            newlines_before += block.count(b"\n", position, candidate.start)
+            position = candidate.start
+            line_number = state.lines + newlines_before + 1
+            raw = block[candidate.start : candidate.end]
+            if len(raw) <= MATCH_WINDOW:
+                newly |= self._match_line(state, line_number, raw, candidate.ids)
+            else:
+                newly |= self._match_long_line(state, line_number, raw)
+        if complete:
+            count = block.count(b"\n")
+            state.lines += count
+            self.lines += count
+        return newly
+
+    def _match_long_line(self, state: _Source, line_number: int, raw: bytes) -> set[int]:
+        newly: set[int] = set()
+        overlap = 512  # so that a message cut by a window edge is still whole in the next window
+        for start in range(0, len(raw), MATCH_WINDOW - overlap):
+            window = raw[start : start + MATCH_WINDOW]
+            for candidate in self.prefilter.candidates(window):
+                newly |= self._match_line(state, line_number, window[candidate.start : candidate.end], candidate.ids)
+        return newly
+
+    def _match_line(self, state: _Source, line_number: int, raw: bytes, ids: set[int] | None) -> set[int]:
+        self.candidate_lines += 1
+        text = decode_line(raw)
+        hits = self._exact_hits(text, ids) + self._fuzzy_hits(text)
+        if not hits:
+            return set()
+        self._order += 1
+        line = EvidenceLine(source=state.name, line=line_number, text=text.strip(), rank=rank_of_line(text))
+        if line.rank is None:
+            line.rank = state.rank
+        newly: set[int] = set()
+        primary_entries = {hit.signature.entry for hit in hits if hit.signature.cause is None}
+        for entry in {hit.signature.entry for hit in hits}:
+            self.evidence.setdefault(entry, EntryEvidence()).add_line(
+                self._order, line, primary=entry in primary_entries
+            )
+        for hit in hits:
+            signature = hit.signature
+            evidence = self.evidence[signature.entry]
+            if signature.cause is None:
+                quality = evidence.signature_quality
+                newly |= {signature.entry} if not quality else set()
+            else:
+                quality = evidence.cause_quality.setdefault(signature.cause, {})
+            quality[signature.index] = max(quality.get(signature.index, 0.0), hit.quality)
+            evidence.add_values(_extract(signature, text, hit.match))
+        return newly
+
+    def _exact_hits(self, text: str, ids: set[int] | None) -> list[_Hit]:
+        indices = self._exact if ids is None else (ids & self._exact)
+        hits = []
+        for index in indices:
+            signature = self.kb.signatures[index]
+            match = signature.regex.search(text)  # type: ignore[union-attr]
+            if match and not signature.excluded(text):
+                hits.append(_Hit(signature, 1.0, match))
+        return hits
+
+    def _fuzzy_hits(self, text: str) -> list[_Hit]:
+        if not self._fuzzy_choices:
+            return []
+        line_template = template(text)
+        verdict = self._fuzzy_cache.get(line_template)
+        if verdict is None:
+            verdict = self._fuzzy_verdict(line_template)
+            if len(self._fuzzy_cache) >= FUZZY_CACHE_LIMIT:
+                self._fuzzy_cache.clear()
+            self._fuzzy_cache[line_template] = verdict
+        return [
+            _Hit(self.kb.signatures[index], score / 100.0, None)
+            for index, score in verdict
+            if not self.kb.signatures[index].excluded(text)
+        ]
+
+    def _fuzzy_verdict(self, line_template: str) -> tuple[tuple[int, float], ...]:
+        found = process.extract(
+            line_template,
+            self._fuzzy_choices,
+            scorer=fuzz.partial_ratio,
+            score_cutoff=self._fuzzy_cutoff,
+            limit=None,
+        )
+        verdict = []
+        for choice, score, position in found:
+            index = self.kb.fuzzy[position]
+            if score >= self.kb.signatures[index].min_score and len(line_template) >= FUZZY_MIN_LENGTH_RATIO * len(choice):
+                verdict.append((index, float(score)))
+        return tuple(verdict)
+
+
+def _extract(signature: CompiledSignature, text: str, match: re.Match[str] | None) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, pattern, kind in signature.extract:
+        if pattern is None:
+            raw = match.group(name) if match is not None else None
+        else:
+            found = pattern.search(text)
+            raw = found.group(1) if found else None
+        if raw is not None:
+            value = parse_value(raw, kind)
+            if value is not None:
+                values[name] = value
+    return values
