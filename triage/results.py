@@ -60,6 +60,7 @@ class Diagnosis(BaseModel):
     rank: int | None = None
     role: Literal["root", "cascade"] | None = None
     first_seen: int = Field(0, description="Order in which the first evidence line arrived (smaller is earlier).")
+    probe_notes: list[str] = Field(default_factory=list, description="What live probes changed in this diagnosis.")
 
 
 class Stats(BaseModel):
@@ -77,3 +78,4 @@ class ScanResult(BaseModel):
     stats: Stats = Field(default_factory=Stats)
     root_rank: int | None = None
     errors: list[str] = Field(default_factory=list, description="Input problems met while scanning (one line each).")
+    probes: list[dict[str, Any]] = Field(default_factory=list, description="Results of live probes run with --probe.")
