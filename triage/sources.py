@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CHUNK_SIZE = 8 << 20
+GZIP_CHUNK_SIZE = 1 << 20
+"""Smaller for gzip: a truncated stream loses the chunk being read, so keep that loss small."""
 
 
 class SourceError(Exception):
@@ -44,9 +46,11 @@ def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
     if not os.access(file_path, os.R_OK):
         raise SourceError(f"{path}: permission denied")
     try:
-        opener = gzip.open if _is_gzip(file_path) else open
+        compressed = _is_gzip(file_path)
+        opener = gzip.open if compressed else open
+        size = min(chunk_size, GZIP_CHUNK_SIZE) if compressed else chunk_size
         with opener(file_path, "rb") as handle:  # type: ignore[operator]
-            while chunk := handle.read(chunk_size):
+            while chunk := handle.read(size):
                 yield chunk
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise SourceError(f"{path}: corrupt or truncated gzip ({exc}); scanned what could be read") from None

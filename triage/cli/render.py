@@ -58,7 +58,8 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis) -> Group:
         parts.append(Text(f"   rank {diagnosis.rank}: {diagnosis.role}", style="magenta"))
     if diagnosis.summary:
         parts.append(Padding(Text(diagnosis.summary.strip()), (0, 0, 0, 3)))
-    parts.append(Text(f"   evidence ({diagnosis.evidence_count} lines):", style="bold"))
+    noun = "line" if diagnosis.evidence_count == 1 else "lines"
+    parts.append(Text(f"   evidence ({diagnosis.evidence_count} {noun}):", style="bold"))
     for line in diagnosis.evidence[:MAX_EVIDENCE_SHOWN]:
         parts.append(Text.assemble(("     ", ""), (f"{line.source}:{line.line}: ", "cyan"), (line.text[:200], "")))
     if diagnosis.extracted:

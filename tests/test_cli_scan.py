@@ -1,0 +1,177 @@
+"""`triage scan` as a user runs it: exit codes, JSON contract, stdin, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+OOM = (
+    "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; "
+    "20.13 GiB already allocated; 20.13 GiB current active; 1.01 GiB free; 50.61 GiB reserved in total by PyTorch)\n"
+)
+
+
+def triage(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "120"}
+    return subprocess.run(
+        [sys.executable, "-m", "triage", *args],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def oom_log(tmp_path: Path) -> Path:
+    path = tmp_path / "train.log"
+    path.write_text("step 1 loss 2.3\n" * 20 + OOM + "step 2 loss 2.2\n")
+    return path
+
+
+def test_found_exits_1_with_human_output(oom_log):
+    proc = triage("scan", str(oom_log))
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout.decode()
+    assert "npu-out-of-memory" in out and "expandable_segments:True" in out
+    assert f"{oom_log}:21" in out
+
+
+def test_nothing_found_exits_0(tmp_path):
+    path = tmp_path / "ok.log"
+    path.write_text("step 1 loss 2.3\nstep 2 loss 2.2\n")
+    proc = triage("scan", str(path))
+    assert proc.returncode == 0
+    assert "No known failure" in proc.stdout.decode()
+
+
+def test_json_contract(oom_log):
+    proc = triage("scan", "--json", str(oom_log))
+    data = json.loads(proc.stdout)
+    assert data["version"] == 1
+    assert set(data["stats"]) >= {"lines", "bytes", "seconds"}
+    diagnosis = data["diagnoses"][0]
+    for key in ("id", "category", "title", "severity", "confidence", "score", "evidence", "causes", "fixes", "probes", "extracted"):
+        assert key in diagnosis
+    assert diagnosis["evidence"][0] == {"source": str(oom_log), "line": 21, "text": OOM.strip(), "rank": None}
+    assert 0 <= diagnosis["confidence"] <= 1
+
+
+def test_stdin_pipe_and_dash():
+    for args in (("scan", "--json"), ("scan", "--json", "-")):
+        proc = triage(*args, stdin=OOM.encode())
+        assert proc.returncode == 1
+        assert json.loads(proc.stdout)["diagnoses"][0]["evidence"][0]["source"] == "<stdin>"
+
+
+def test_top_and_min_confidence(oom_log):
+    data = json.loads(triage("scan", "--json", "--min-confidence", "0.99", str(oom_log)).stdout)
+    assert data["diagnoses"] == []
+    data = json.loads(triage("scan", "--json", "--top", "1", str(oom_log)).stdout)
+    assert len(data["diagnoses"]) == 1
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert triage("scan", "--top", "0").returncode == 2
+    assert triage("scan", "--min-confidence", "3").returncode == 2
+    assert triage("nonsense").returncode == 2
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("empty.log", b""),
+        ("binary.bin", bytes(range(256)) * 4000),
+        ("latin1.log", "caf\xe9 ERROR d\xe9j\xe0 vu\n".encode("latin-1")),
+        ("gbk.log", "训练失败: 内存不足\n".encode("gbk")),
+        ("crlf.log", b"step 1\r\nstep 2\r\n"),
+        ("ansi.log", b"\x1b[32mINFO\x1b[0m all good\n"),
+    ],
+    ids=["empty", "binary", "latin1", "gbk", "crlf", "ansi"],
+)
+def test_odd_inputs_are_scanned_without_traceback(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    proc = triage("scan", "--json", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert json.loads(proc.stdout)["diagnoses"] == []
+
+
+def test_error_inside_crlf_and_ansi_is_found(tmp_path):
+    path = tmp_path / "mixed.log"
+    path.write_bytes(b"\x1b[31m" + OOM.strip().encode() + b"\x1b[0m\r\nstep 2\r\n")
+    data = json.loads(triage("scan", "--json", str(path)).stdout)
+    assert data["diagnoses"][0]["id"] == "npu-out-of-memory"
+    assert data["diagnoses"][0]["evidence"][0]["text"] == OOM.strip()
+
+
+def test_huge_single_line(tmp_path):
+    path = tmp_path / "huge.log"
+    with path.open("wb") as handle:
+        handle.write(b"x" * (30 << 20))
+        handle.write(OOM.encode())
+    proc = triage("scan", "--json", str(path))
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["diagnoses"][0]["id"] == "npu-out-of-memory"
+
+
+def test_gzip_and_truncated_gzip_keep_what_was_found(tmp_path):
+    good = tmp_path / "a.log.gz"
+    noise = "".join(f"step {i} loss {i * 7919 % 1000 / 997:.6f} tokens {i * 104729 % 99991}\n" for i in range(200000))
+    good.write_bytes(gzip.compress((OOM + noise).encode()))
+    proc = triage("scan", "--json", str(good))
+    assert proc.returncode == 1 and json.loads(proc.stdout)["diagnoses"]
+    truncated = tmp_path / "b.log.gz"
+    truncated.write_bytes(good.read_bytes()[:-2000])
+    proc = triage("scan", "--json", str(truncated))
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["diagnoses"][0]["id"] == "npu-out-of-memory"
+    assert b"truncated gzip" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_missing_directory_and_unreadable(tmp_path, oom_log):
+    proc = triage("scan", str(tmp_path / "nope.log"))
+    assert proc.returncode == 2 and proc.stderr.decode().strip() == f"triage: {tmp_path / 'nope.log'}: no such file"
+    proc = triage("scan", str(tmp_path))
+    assert proc.returncode == 2 and b"is a directory" in proc.stderr
+    # a bad source next to a good one: the diagnosis is still reported
+    proc = triage("scan", "--json", str(tmp_path / "nope.log"), str(oom_log))
+    assert proc.returncode == 1 and json.loads(proc.stdout)["diagnoses"]
+    if os.geteuid() != 0:  # root reads anything
+        locked = tmp_path / "locked.log"
+        locked.write_text("x")
+        locked.chmod(0)
+        assert b"permission denied" in triage("scan", str(locked)).stderr
+
+
+def test_malformed_user_kb_entry_is_skipped_with_a_warning(tmp_path, oom_log):
+    bad = tmp_path / "kb" / "npu_oom"
+    bad.mkdir(parents=True)
+    (bad / "broken.yaml").write_text("id: broken\ntitle: [unclosed\n")
+    proc = triage("scan", "--json", "--kb", str(tmp_path / "kb"), str(oom_log))
+    assert proc.returncode == 1
+    assert b"broken.yaml:" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_user_kb_overrides_shipped_entry(tmp_path, oom_log):
+    shipped = (ROOT / "kb" / "npu_oom" / "npu-out-of-memory.yaml").read_text()
+    user = tmp_path / "kb" / "npu_oom"
+    user.mkdir(parents=True)
+    (user / "npu-out-of-memory.yaml").write_text(shipped.replace("severity: error", "severity: critical", 1))
+    data = json.loads(triage("scan", "--json", "--kb", str(tmp_path / "kb"), str(oom_log)).stdout)
+    assert data["diagnoses"][0]["severity"] == "critical"
+
+
+def test_runs_from_another_directory(tmp_path, oom_log):
+    proc = triage("scan", "--json", str(oom_log), cwd=tmp_path)
+    assert proc.returncode == 1

@@ -1,0 +1,105 @@
+"""The engine: decoding, templates, matching, evidence, ranking."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from triage.engine.normalize import clean_text, decode_line, template
+from triage.engine.values import parse_value
+
+OOM = (
+    "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; "
+    "20.13 GiB already allocated; 20.13 GiB current active; 1.01 GiB free; 50.61 GiB reserved in total by PyTorch)"
+)
+
+
+def test_decode_falls_back_to_gbk_then_latin1():
+    assert decode_line("错误: 内存不足".encode("gbk")) == "错误: 内存不足"
+    assert decode_line(b"caf\xe9 \xff\xfe") == "café ÿþ"
+    assert decode_line("ünïcode".encode()) == "ünïcode"
+
+
+def test_clean_text_strips_ansi_and_crlf():
+    assert clean_text("\x1b[31mERROR\x1b[0m boom\r\n") == "ERROR boom"
+    assert clean_text("a\x00b\x07c") == "abc"
+
+
+def test_template_masks_variable_parts():
+    a = template("[rank3]: 2024-05-21 11:57:54,123 PID:927000 at 0x7f3a2b 10.0.0.12:29500 /usr/lib/x.so failed")
+    b = template("[rank7]: 2024-06-01 01:02:03,999 PID:12 at 0xdeadbeef 192.168.1.1:1 /opt/y/z.so failed")
+    assert a == b
+
+
+def test_parse_sizes():
+    assert parse_value("2.00 GiB", "size") == 2 * 1024**3
+    assert parse_value("512 MiB", "size") == 512 * 1024**2
+    assert parse_value("12", "int") == 12
+    assert parse_value("x", "int") is None
+
+
+def test_oom_fragmentation_is_the_likely_cause(scan_text):
+    result = scan_text(OOM)
+    top = result.diagnoses[0]
+    assert top.id == "npu-out-of-memory"
+    assert top.causes[0].id == "fragmentation"
+    assert top.extracted["reserved_bytes"] > top.extracted["allocated_bytes"]
+    assert top.evidence[0].line == 1
+
+
+def test_same_line_from_many_ranks_is_one_template(scan_text):
+    lines = "\n".join(f"[rank{r}]: {OOM}" for r in range(8))
+    result = scan_text(lines)
+    assert result.stats.templates == 1
+    assert result.diagnoses[0].evidence_count == 8
+
+
+def test_fuzzy_matches_reworded_and_prefixed_lines(scan_text):
+    reworded = "[rank2]: E1129 RuntimeError: NPU out of memry. Tried to alocate 3.1 GiB on device 2"
+    result = scan_text(reworded)
+    assert [d.id for d in result.diagnoses][:1] == ["npu-out-of-memory"]
+
+
+def test_healthy_lines_do_not_fire(scan_text):
+    healthy = "\n".join(
+        f"2024-05-21 11:{i:02d}:00 INFO step {i} | loss 2.{i:02d} | lr 1e-4 | npu mem reserved 33.0 GiB"
+        for i in range(60)
+    )
+    assert scan_text(healthy).diagnoses == []
+
+
+def test_evidence_line_numbers_span_chunks(engine_kb, prefilter):
+    from triage.engine import Scanner
+
+    scanner = Scanner(engine_kb, prefilter=prefilter)
+    data = ("ok line\n" * 1000 + OOM + "\n").encode()
+    for start in range(0, len(data), 777):
+        scanner.feed(data[start : start + 777], "big.log")
+    scanner.finish("big.log")
+    result = scanner.result()
+    assert result.diagnoses[0].evidence[0].line == 1001
+    assert result.stats.lines == 1001
+
+
+def test_python_prefilter_gives_the_same_results(engine_kb):
+    from triage.engine import Scanner
+    from triage.engine.prefilter import PythonPrefilter
+
+    text = "noise\n" * 50 + OOM + "\nmore noise\n"
+    fast = Scanner(engine_kb)
+    slow = Scanner(engine_kb, prefilter=PythonPrefilter(engine_kb))
+    for scanner in (fast, slow):
+        scanner.feed_text(text, "x.log")
+    assert [d.model_dump(exclude={"first_seen"}) for d in fast.result().diagnoses] == [
+        d.model_dump(exclude={"first_seen"}) for d in slow.result().diagnoses
+    ]
+
+
+def test_engine_never_imports_textual_or_torch():
+    code = (
+        "import sys, triage.engine, triage.scanning, triage.cli.scan_cmd, triage.cli.main;"
+        "bad = [m for m in ('textual', 'torch') if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
