@@ -103,3 +103,22 @@ def test_engine_never_imports_textual_or_torch():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_kb_cache_is_rebuilt_when_an_entry_changes(tmp_path, monkeypatch):
+    import shutil
+
+    from tests.conftest import ROOT
+    from triage.engine import load_engine_kb
+
+    monkeypatch.setenv("TRIAGE_CACHE_DIR", str(tmp_path / "cache"))
+    user = tmp_path / "kb" / "npu_oom"
+    shutil.copytree(ROOT / "kb" / "npu_oom", user)
+    kb, _ = load_engine_kb([str(tmp_path / "kb")])
+    assert list((tmp_path / "cache").glob("kb-*.pickle"))
+    cached, _ = load_engine_kb([str(tmp_path / "kb")])
+    assert [e.title for e in cached.entries] == [e.title for e in kb.entries]
+    entry = user / "npu-out-of-memory.yaml"
+    entry.write_text(entry.read_text().replace("title: NPU out of memory", "title: Changed OOM", 1))
+    changed, _ = load_engine_kb([str(tmp_path / "kb")])
+    assert any(e.title.startswith("Changed OOM") for e in changed.entries)

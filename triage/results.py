@@ -4,21 +4,24 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
-from triage.kb.models import CodeChange
+from pydantic import BaseModel, ConfigDict, Field
 
 JSON_VERSION = 1
 
 
-class EvidenceLine(BaseModel):
+class _Result(BaseModel):
+    # Build validators on first use: a scan that finds nothing never pays for them.
+    model_config = ConfigDict(defer_build=True)
+
+
+class EvidenceLine(_Result):
     source: str
     line: int
     text: str
     rank: int | None = None
 
 
-class CauseResult(BaseModel):
+class CauseResult(_Result):
     id: str
     title: str
     probability: float
@@ -26,7 +29,13 @@ class CauseResult(BaseModel):
     evidence: list[str] = Field(default_factory=list, description="What raised this cause: matched lines, extracted values, probes.")
 
 
-class FixResult(BaseModel):
+class CodeChange(_Result):
+    before: str
+    after: str
+    language: str = "python"
+
+
+class FixResult(_Result):
     title: str
     addresses: list[str] = Field(default_factory=list)
     description: str = ""
@@ -35,13 +44,13 @@ class FixResult(BaseModel):
     commands: list[str] = Field(default_factory=list)
 
 
-class ReferenceResult(BaseModel):
+class ReferenceResult(_Result):
     url: str | None = None
     document: str | None = None
     supports: str = ""
 
 
-class Diagnosis(BaseModel):
+class Diagnosis(_Result):
     id: str
     category: str
     title: str
@@ -63,7 +72,7 @@ class Diagnosis(BaseModel):
     probe_notes: list[str] = Field(default_factory=list, description="What live probes changed in this diagnosis.")
 
 
-class Stats(BaseModel):
+class Stats(_Result):
     lines: int = 0
     bytes: int = 0
     seconds: float = 0.0
@@ -72,7 +81,7 @@ class Stats(BaseModel):
     prefilter: str = ""
 
 
-class ScanResult(BaseModel):
+class ScanResult(_Result):
     version: int = JSON_VERSION
     diagnoses: list[Diagnosis] = Field(default_factory=list)
     stats: Stats = Field(default_factory=Stats)

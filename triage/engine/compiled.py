@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
+
+from typing import Any
 
 from triage.engine.normalize import template
-from triage.kb.loader import KnowledgeBase
-from triage.kb.models import Entry, ExtractKind, Signature
+
+if TYPE_CHECKING:
+    from triage.kb.loader import KnowledgeBase
+    from triage.kb.models import Entry, ExtractKind, Signature
 
 # Lines that may carry a reworded error message. Fuzzy signatures only look at lines that contain
 # one of these, which keeps fuzzy matching off the millions of healthy step lines.
@@ -50,6 +55,9 @@ TRIGGER_PATTERNS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class CompiledSignature:
+    """One signature, ready to match. Regexes compile on first use: a scan touches only the few
+    signatures its prefilter flags, and a cached KB then loads without compiling hundreds of them."""
+
     index: int
     entry: int
     cause: str | None
@@ -58,43 +66,114 @@ class CompiledSignature:
     pattern: str
     weight: float
     min_score: float
-    regex: re.Pattern[str] | None
+    regex_source: str | None
+    """The regex to search (text signatures escaped); None for fuzzy signatures."""
     fuzzy_template: str | None
-    excludes: tuple[re.Pattern[str], ...]
-    extract: tuple[tuple[str, re.Pattern[str] | None, ExtractKind], ...]
-    """(name, pattern or None for a named group of `regex`, kind)."""
+    exclude_sources: tuple[str, ...]
+    extract_sources: tuple[tuple[str, str | None, "ExtractKind"], ...]
+    """(name, regex with one group, or None for a named group of the signature's regex, kind)."""
+
+    @cached_property
+    def regex(self) -> re.Pattern[str] | None:
+        return re.compile(self.regex_source, re.IGNORECASE) if self.regex_source is not None else None
+
+    @cached_property
+    def excludes(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(p, re.IGNORECASE) for p in self.exclude_sources)
+
+    @cached_property
+    def extract(self) -> tuple[tuple[str, re.Pattern[str] | None, "ExtractKind"], ...]:
+        return tuple(
+            (name, re.compile(p, re.IGNORECASE) if p is not None else None, kind) for name, p, kind in self.extract_sources
+        )
 
     def excluded(self, text: str) -> bool:
         return any(pattern.search(text) for pattern in self.excludes)
 
+    def __getstate__(self) -> dict[str, object]:
+        # Compiled patterns stay out of the on-disk cache; they compile again on first use.
+        return {k: v for k, v in self.__dict__.items() if k not in ("regex", "excludes", "extract")}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
+
+@dataclass(frozen=True)
+class CauseCard:
+    id: str
+    title: str
+    prior: float
+    how_to_tell: str
+    conditions: tuple[tuple[str, str, str | float, float], ...]
+    """(left, op, right, factor) comparisons of extracted values."""
+
+
+@dataclass(frozen=True)
+class EntryCard:
+    """What ranking needs of an entry, in plain data: the scan path then never builds the pydantic
+    KB models, which cost more than scanning a small log."""
+
+    id: str
+    category: str
+    title: str
+    severity: str
+    status: str
+    summary: str
+    generic: bool
+    causes: tuple[CauseCard, ...]
+    fixes: tuple[dict[str, Any], ...]
+    probes: tuple[str, ...]
+    references: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def of(cls, entry: "Entry") -> EntryCard:
+        return cls(
+            id=entry.id,
+            category=entry.category,
+            title=entry.title,
+            severity=entry.severity,
+            status=entry.status,
+            summary=entry.summary,
+            generic=entry.generic,
+            causes=tuple(
+                CauseCard(
+                    id=cause.id,
+                    title=cause.title,
+                    prior=cause.prior,
+                    how_to_tell=cause.how_to_tell,
+                    conditions=tuple((c.left, c.op, c.right, c.factor) for c in cause.conditions),
+                )
+                for cause in entry.causes
+            ),
+            fixes=tuple(fix.model_dump(mode="json") for fix in entry.fixes),
+            probes=tuple(entry.probes),
+            references=tuple(ref.model_dump(mode="json") for ref in entry.references),
+        )
+
 
 @dataclass(frozen=True)
 class CompiledKB:
-    entries: tuple[Entry, ...]
+    entries: tuple[EntryCard, ...]
     signatures: tuple[CompiledSignature, ...]
     exact: tuple[int, ...]
     """Indices of text and regex signatures."""
     fuzzy: tuple[int, ...]
     """Indices of fuzzy signatures."""
+    prefilter_state: dict[str, object] = field(default_factory=dict, compare=False)
+    """Serialized prefilter databases by backend, so a cached KB skips compiling them."""
 
     @property
     def fuzzy_templates(self) -> list[str]:
         return [self.signatures[i].fuzzy_template or "" for i in self.fuzzy]
 
 
-def _compile_signature(index: int, entry_index: int, cause: str | None, sig: Signature) -> CompiledSignature:
-    regex: re.Pattern[str] | None = None
-    if sig.text is not None:
-        regex = re.compile(re.escape(sig.text), re.IGNORECASE)
-    elif sig.regex is not None:
-        regex = re.compile(sig.regex, re.IGNORECASE)
-    extract: list[tuple[str, re.Pattern[str] | None, ExtractKind]] = []
-    if regex is not None:
-        extract += [(name, None, sig.extract_kind.get(name, "str")) for name in regex.groupindex]
-    extract += [
-        (name, re.compile(pattern, re.IGNORECASE), sig.extract_kind.get(name, "str"))
-        for name, pattern in sig.extract.items()
-    ]
+def _compile_signature(index: int, entry_index: int, cause: str | None, sig: "Signature") -> CompiledSignature:
+    regex_source = re.escape(sig.text) if sig.text is not None else sig.regex
+    extract: list[tuple[str, str | None, "ExtractKind"]] = []
+    if regex_source is not None:
+        names = re.compile(regex_source).groupindex
+        extract += [(name, None, sig.extract_kind.get(name, "str")) for name in names]
+    extract += [(name, pattern, sig.extract_kind.get(name, "str")) for name, pattern in sig.extract.items()]
     return CompiledSignature(
         index=index,
         entry=entry_index,
@@ -103,24 +182,24 @@ def _compile_signature(index: int, entry_index: int, cause: str | None, sig: Sig
         pattern=sig.pattern,
         weight=sig.weight,
         min_score=sig.min_score,
-        regex=regex,
+        regex_source=regex_source,
         fuzzy_template=template(sig.fuzzy) if sig.fuzzy is not None else None,
-        excludes=tuple(re.compile(p, re.IGNORECASE) for p in sig.exclude),
-        extract=tuple(extract),
+        exclude_sources=tuple(sig.exclude),
+        extract_sources=tuple(extract),
     )
 
 
-def compile_kb(kb: KnowledgeBase) -> CompiledKB:
-    entries = tuple(sorted(kb.entries.values(), key=lambda e: e.id))
+def compile_kb(kb: "KnowledgeBase") -> CompiledKB:
+    models = sorted(kb.entries.values(), key=lambda e: e.id)
     signatures: list[CompiledSignature] = []
-    for entry_index, entry in enumerate(entries):
+    for entry_index, entry in enumerate(models):
         for sig in entry.signatures:
             signatures.append(_compile_signature(len(signatures), entry_index, None, sig))
         for cause in entry.causes:
             for sig in cause.evidence:
                 signatures.append(_compile_signature(len(signatures), entry_index, cause.id, sig))
     return CompiledKB(
-        entries=entries,
+        entries=tuple(EntryCard.of(entry) for entry in models),
         signatures=tuple(signatures),
         exact=tuple(s.index for s in signatures if s.kind != "fuzzy"),
         fuzzy=tuple(s.index for s in signatures if s.kind == "fuzzy"),

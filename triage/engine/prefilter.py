@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from triage.engine.compiled import TRIGGER_PATTERNS, CompiledKB
 
@@ -57,10 +57,24 @@ class HyperscanPrefilter:
     def __init__(self, kb: CompiledKB) -> None:
         import hyperscan  # deferred: optional dependency, and slow to import when unused
 
+        state = kb.prefilter_state.get(self.name)
+        if state is None:
+            blob, unsupported = self._compile(hyperscan, kb)
+            kb.prefilter_state[self.name] = (blob, unsupported)
+        else:
+            blob, unsupported = state  # type: ignore[misc]
+        self._db = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK)
+        self._db.scratch = hyperscan.Scratch(self._db)
+        # Patterns hyperscan refuses still get found, by a slower Python pass over the block.
+        self._fallback = _PythonAlternation(unsupported)
+
+    @staticmethod
+    def _compile(hyperscan: Any, kb: CompiledKB) -> tuple[bytes, list[str]]:
+        """Compile every signature and trigger word into one database, serialized for the KB cache."""
         expressions: list[bytes] = []
         ids: list[int] = []
         flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
-        patterns = [(kb.signatures[i].regex.pattern, i) for i in kb.exact]  # type: ignore[union-attr]
+        patterns = [(kb.signatures[i].regex_source or "", i) for i in kb.exact]
         patterns += [(pattern, TRIGGER_OFFSET + n) for n, pattern in enumerate(TRIGGER_PATTERNS)]
         unsupported: list[str] = []
         for pattern, ident in patterns:
@@ -74,10 +88,9 @@ class HyperscanPrefilter:
                 continue
             expressions.append(expression)
             ids.append(ident)
-        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._db.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=[flags] * len(expressions))
-        # Patterns hyperscan refuses still get found, by a slower Python pass over the block.
-        self._fallback = _PythonAlternation(unsupported)
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=[flags] * len(expressions))
+        return hyperscan.dumpb(database), unsupported
 
     def candidates(self, block: bytes) -> list[Candidate]:
         events: list[tuple[int, int]] = []
@@ -119,7 +132,7 @@ class PythonPrefilter:
     name = "re"
 
     def __init__(self, kb: CompiledKB) -> None:
-        patterns = [kb.signatures[i].regex.pattern for i in kb.exact]  # type: ignore[union-attr]
+        patterns = [kb.signatures[i].regex_source or "" for i in kb.exact]
         self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS))
 
     def candidates(self, block: bytes) -> list[Candidate]:

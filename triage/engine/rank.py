@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from triage.engine.compiled import CompiledKB
+from triage.engine.compiled import CompiledKB, EntryCard
 from triage.engine.evidence import EntryEvidence
-from triage.kb.models import Condition, Entry
 from triage.results import CauseResult, Diagnosis, FixResult, ReferenceResult, ScanResult
 
 GENERIC_DAMPING = 0.3
@@ -27,21 +26,25 @@ def _signature_score(kb: CompiledKB, qualities: dict[int, float]) -> float:
     return sum(kb.signatures[index].weight * quality for index, quality in qualities.items())
 
 
-def _condition_holds(condition: Condition, values: dict[str, Any]) -> bool:
-    left = values.get(condition.left)
-    right = values.get(condition.right) if isinstance(condition.right, str) else condition.right
+Comparison = tuple[str, str, "str | float", float]
+
+
+def _condition_holds(condition: Comparison, values: dict[str, Any]) -> bool:
+    left_name, op, right_ref, factor = condition
+    left = values.get(left_name)
+    right = values.get(right_ref) if isinstance(right_ref, str) else right_ref
     if not isinstance(left, (int, float)) or not isinstance(right, (int, float)):
         return False
-    right = right * condition.factor
+    right = right * factor
     return {
         ">": left > right,
         ">=": left >= right,
         "<": left < right,
         "<=": left <= right,
-    }[condition.op]
+    }[op]
 
 
-def rank_causes(kb: CompiledKB, entry: Entry, evidence: EntryEvidence) -> list[CauseResult]:
+def rank_causes(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence) -> list[CauseResult]:
     """Posterior probability of each cause: prior, raised by its evidence lines and conditions."""
     if not entry.causes:
         return []
@@ -51,7 +54,7 @@ def rank_causes(kb: CompiledKB, entry: Entry, evidence: EntryEvidence) -> list[C
         support = _signature_score(kb, evidence.cause_quality.get(cause.id, {}))
         held = [c for c in cause.conditions if _condition_holds(c, evidence.extracted)]
         why = [f"matched: {kb.signatures[i].pattern}" for i in evidence.cause_quality.get(cause.id, {})]
-        why += [f"{c.left} {c.op} {c.factor:g} x {c.right}" for c in held]
+        why += [f"{left} {op} {factor:g} x {right}" for left, op, right, factor in held]
         logits.append(math.log(cause.prior) + 1.5 * support + 1.5 * len(held))
         reasons.append(why)
     top = max(logits)
@@ -70,17 +73,17 @@ def rank_causes(kb: CompiledKB, entry: Entry, evidence: EntryEvidence) -> list[C
     return sorted(causes, key=lambda c: -c.probability)
 
 
-def _fixes(entry: Entry, causes: list[CauseResult]) -> list[FixResult]:
+def _fixes(entry: EntryCard, causes: list[CauseResult]) -> list[FixResult]:
     probability = {cause.id: cause.probability for cause in causes}
 
     def relevance(addresses: list[str]) -> float:
         return max((probability.get(cause_id, 0.0) for cause_id in addresses), default=0.5)
 
-    ordered = sorted(entry.fixes, key=lambda fix: -relevance(fix.addresses))
-    return [FixResult.model_validate(fix.model_dump()) for fix in ordered]
+    ordered = sorted(entry.fixes, key=lambda fix: -relevance(fix.get("addresses", [])))
+    return [FixResult.model_validate(fix) for fix in ordered]
 
 
-def diagnose(kb: CompiledKB, entry: Entry, evidence: EntryEvidence, *, damp_generic: bool) -> Diagnosis:
+def diagnose(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, *, damp_generic: bool) -> Diagnosis:
     score = _signature_score(kb, evidence.signature_quality)
     if evidence.count > 1:
         score += min(0.3, 0.05 * math.log2(evidence.count))
@@ -107,7 +110,7 @@ def diagnose(kb: CompiledKB, entry: Entry, evidence: EntryEvidence, *, damp_gene
         fixes=_fixes(entry, causes),
         probes=list(entry.probes),
         extracted=dict(evidence.extracted),
-        references=[ReferenceResult.model_validate(ref.model_dump()) for ref in entry.references],
+        references=[ReferenceResult.model_validate(ref) for ref in entry.references],
         rank=evidence.first_rank,
         first_seen=evidence.first_seen or 0,
     )

@@ -4,17 +4,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from triage.engine import kb_cache
 from triage.engine.compiled import CompiledKB, compile_kb
-from triage.kb.loader import KBError, load_kb
+from triage.engine.prefilter import build_prefilter
 from triage.kb.paths import kb_dirs
 
 
-def load_engine_kb(extra_dirs: list[str] | None = None, *, strict: bool = False) -> tuple[CompiledKB, list[KBError]]:
-    """The shipped KB merged with TRIAGE_KB_PATH and `extra_dirs`.
+def load_engine_kb(extra_dirs: list[str] | None = None, *, strict: bool = False) -> tuple[CompiledKB, list[str]]:
+    """The shipped KB merged with TRIAGE_KB_PATH and `extra_dirs`, and one-line load errors.
 
-    With strict=False a malformed entry is skipped and returned as an error, so that one bad user
-    entry costs that entry, not the whole scan.
+    With strict=False a malformed entry is skipped and reported, so that one bad user entry costs
+    that entry, not the whole scan. A cached compiled KB is used while no KB file has changed.
     """
     dirs: list[Path] = kb_dirs(extra_dirs)
+    key = kb_cache.fingerprint(dirs) + ("-strict" if strict else "")
+    if kb_cache.enabled():
+        cached = kb_cache.load(key)
+        if cached is not None:
+            return cached
+    from triage.kb.loader import load_kb  # YAML and validation: only when the cache misses
+
     kb, errors = load_kb(dirs, strict=strict)
-    return compile_kb(kb), errors
+    compiled = compile_kb(kb)
+    build_prefilter(compiled)  # fills compiled.prefilter_state so the cache carries the database
+    payload = (compiled, [str(error) for error in errors])
+    if kb_cache.enabled():
+        kb_cache.store(key, payload)
+    return payload

@@ -1,6 +1,4 @@
-"""The knowledge base: entry models, loading and validation of YAML entries."""
+"""The knowledge base: entry models (`models`), safe YAML loading (`loader`), validation and tools.
 
-from triage.kb.loader import KBError, KnowledgeBase, load_kb
-from triage.kb.models import CATEGORIES, Entry
-
-__all__ = ["CATEGORIES", "Entry", "KBError", "KnowledgeBase", "load_kb"]
+Nothing is imported here, so that importing the models does not pull in the YAML loader.
+"""

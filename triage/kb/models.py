@@ -31,7 +31,8 @@ ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: schemas are built on first validation, so importing the models stays cheap.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Signature(_Strict):
