@@ -16,7 +16,7 @@ from rapidfuzz import fuzz, process
 from triage.engine.compiled import CompiledKB, CompiledSignature
 from triage.engine.evidence import EntryEvidence
 from triage.engine.normalize import decode_line, template
-from triage.engine.prefilter import Prefilter, build_prefilter
+from triage.engine.prefilter import TRIGGER, Prefilter, build_prefilter
 from triage.engine.rank import build_result
 from triage.engine.ranks import rank_of_line, rank_of_source
 from triage.engine.values import parse_value
@@ -27,6 +27,9 @@ MAX_LINE = 1 << 20
 MATCH_WINDOW = 16 * 1024
 """Candidate lines longer than this are matched window by window."""
 FUZZY_CACHE_LIMIT = 200_000
+QUIET_CACHE_LIMIT = 200_000
+TRIGGER_ONLY = frozenset({TRIGGER})
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 FUZZY_MIN_LENGTH_RATIO = 0.7
 """A line much shorter than a fuzzy signature would 'contain' it by partial ratio; such lines don't count."""
 
@@ -58,6 +61,9 @@ class Scanner:
         self._sources: dict[str, _Source] = {}
         self._order = 0
         self._fuzzy_cache: dict[str, tuple[tuple[int, float], ...]] = {}
+        self._quiet: set[bytes] = set()
+        """Digit-masked lines that only a trigger word flagged and that matched nothing: a noisy
+        warning repeated a million times is then skipped without decoding it again."""
         self._fuzzy_choices = kb.fuzzy_templates
         self._fuzzy_cutoff = min((kb.signatures[i].min_score for i in kb.fuzzy), default=100.0)
         self._exact = frozenset(kb.exact)
@@ -130,15 +136,28 @@ class Scanner:
             position = candidate.start
             line_number = state.lines + newlines_before + 1
             raw = block[candidate.start : candidate.end]
-            if len(raw) <= MATCH_WINDOW:
-                newly |= self._match_line(state, line_number, raw, candidate.ids)
-            else:
+            if len(raw) > MATCH_WINDOW:
                 newly |= self._match_long_line(state, line_number, raw)
+            elif candidate.ids == TRIGGER_ONLY:
+                newly |= self._match_trigger_line(state, line_number, raw)
+            else:
+                newly |= self._match_line(state, line_number, raw, candidate.ids) or set()
         if complete:
             count = block.count(b"\n")
             state.lines += count
             self.lines += count
         return newly
+
+    def _match_trigger_line(self, state: _Source, line_number: int, raw: bytes) -> set[int]:
+        key = raw.translate(_DIGITS_TO_ZERO)
+        if key in self._quiet:
+            return set()
+        newly = self._match_line(state, line_number, raw, TRIGGER_ONLY)
+        if newly is None:
+            if len(self._quiet) >= QUIET_CACHE_LIMIT:
+                self._quiet.clear()
+            self._quiet.add(key)
+        return newly or set()
 
     def _match_long_line(self, state: _Source, line_number: int, raw: bytes) -> set[int]:
         newly: set[int] = set()
@@ -146,15 +165,19 @@ class Scanner:
         for start in range(0, len(raw), MATCH_WINDOW - overlap):
             window = raw[start : start + MATCH_WINDOW]
             for candidate in self.prefilter.candidates(window):
-                newly |= self._match_line(state, line_number, window[candidate.start : candidate.end], candidate.ids)
+                piece = window[candidate.start : candidate.end]
+                newly |= self._match_line(state, line_number, piece, candidate.ids) or set()
         return newly
 
-    def _match_line(self, state: _Source, line_number: int, raw: bytes, ids: set[int] | None) -> set[int]:
+    def _match_line(
+        self, state: _Source, line_number: int, raw: bytes, ids: set[int] | frozenset[int] | None
+    ) -> set[int] | None:
+        """Match one line; returns the entries that fired for the first time, or None without any hit."""
         self.candidate_lines += 1
         text = decode_line(raw)
         hits = self._exact_hits(text, ids) + self._fuzzy_hits(text)
         if not hits:
-            return set()
+            return None
         self._order += 1
         line = EvidenceLine(source=state.name, line=line_number, text=text.strip(), rank=rank_of_line(text))
         if line.rank is None:
@@ -177,7 +200,7 @@ class Scanner:
             evidence.add_values(_extract(signature, text, hit.match))
         return newly
 
-    def _exact_hits(self, text: str, ids: set[int] | None) -> list[_Hit]:
+    def _exact_hits(self, text: str, ids: set[int] | frozenset[int] | None) -> list[_Hit]:
         indices = self._exact if ids is None else (ids & self._exact)
         hits = []
         for index in indices:
