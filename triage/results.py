@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -16,6 +17,7 @@ class EvidenceLine(BaseModel):
     line: int
     text: str
     rank: int | None = None
+    timestamp: datetime | None = Field(None, description="When the line was written, where it says (UTC if it gave a zone).")
 
 
 class CauseResult(BaseModel):
