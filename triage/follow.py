@@ -110,7 +110,7 @@ class Follower:
 
     def _start(self, path: str, *, at_end: bool) -> None:
         try:
-            handle = open(path, "rb", buffering=0)  # noqa: SIM115 - held open across polls, closed in _drop
+            handle = open(path, "rb", buffering=0)  # held open across polls; closed in _drop
             status = os.fstat(handle.fileno())
         except FileNotFoundError:
             self._tell_once(path, f"{path}: no such file yet; waiting for it")

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "pick up files that appear later, e.g. one log per rank) and print each diagnosis as soon as "
         "its evidence appears, then an update whenever its rank, role or likely cause changes. "
         "Ctrl-C prints a summary.",
-        epilog="Exit codes: 0 nothing found, 1 at least one diagnosis (or --exit-on met), 2 usage error.\n"
+        epilog="Exit codes: 0 nothing found, 1 at least one diagnosis (or --exit-on met), 2 usage error. "
         "Example: triage tail --exit-on error 'logs/rank_*.log' '~/ascend/log/debug/plog/*'",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH|GLOB", help="log files, or quoted glob patterns")
