@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,6 +20,7 @@ class EvidenceLine(_Result):
     line: int
     text: str
     rank: int | None = None
+    timestamp: datetime | None = Field(None, description="When the line was written, where it says (UTC if it gave a zone).")
 
 
 class CauseResult(_Result):

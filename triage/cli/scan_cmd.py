@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from triage.engine.compiled import CompiledKB
 
 EXIT_NOTHING_FOUND = 0
 EXIT_FOUND = 1
@@ -20,6 +24,19 @@ def add_kb_option(parser: argparse.ArgumentParser) -> None:
         help="extra KB directory merged over the shipped KB (repeatable; the same id overrides). "
         "TRIAGE_KB_PATH adds more.",
     )
+
+
+def load_cli_kb(extra_dirs: list[str]) -> CompiledKB | None:
+    """The KB for a command, with skipped entries reported on stderr; None (reported) when it is empty."""
+    from triage.engine import load_engine_kb
+
+    kb, kb_errors = load_engine_kb(extra_dirs)
+    for error in kb_errors:
+        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
+    if not kb.entries:
+        print("triage: the knowledge base is empty; check --kb and TRIAGE_KB_PATH", file=sys.stderr)
+        return None
+    return kb
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,18 +73,15 @@ def _unit_float(value: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from triage.engine import Scanner, load_engine_kb
+    from triage.engine import Scanner
     from triage.scanning import scan_sources
 
     paths = args.paths or ["-"]
     if paths == ["-"] and sys.stdin.isatty():
         print("triage: no input: give log files, or pipe a log into `triage scan`", file=sys.stderr)
         return EXIT_USAGE
-    kb, kb_errors = load_engine_kb(args.kb)
-    for error in kb_errors:
-        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
-    if not kb.entries:
-        print("triage: the knowledge base is empty; check --kb and TRIAGE_KB_PATH", file=sys.stderr)
+    kb = load_cli_kb(args.kb)
+    if kb is None:
         return EXIT_USAGE
     scanner = Scanner(kb)
     progress = None if args.no_progress else _progress_reporter(paths)

@@ -14,6 +14,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from triage.engine.compiled import CompiledKB, CompiledSignature
+from triage.engine.correlate import correlate
 from triage.engine.evidence import EntryEvidence
 from triage.engine.normalize import decode_line, template
 from triage.engine.prefilter import TRIGGER, Prefilter, build_prefilter
@@ -102,7 +103,7 @@ class Scanner:
     # -- output --------------------------------------------------------------------------------
 
     def result(self, *, top: int | None = None, min_confidence: float = 0.0) -> ScanResult:
-        result = build_result(self.kb, self.evidence, top=top, min_confidence=min_confidence)
+        result = correlate(build_result(self.kb, self.evidence, min_confidence=min_confidence), top=top)
         result.stats.lines = self.lines + sum(1 for s in self._sources.values() if s.pending)
         result.stats.bytes = self.bytes
         result.stats.seconds = round(time.perf_counter() - self._started, 4)

@@ -1,0 +1,64 @@
+"""Print live-scan events: one compact block per event for people, one JSON object per line for tools."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from triage.cli.render import SEVERITY_STYLE, diagnosis_renderable
+from triage.events import Event, material
+from triage.results import Diagnosis, ScanResult
+
+
+class EventPrinter:
+    """Call it with each event; every event is flushed at once, since a reader is waiting for it."""
+
+    def __init__(self, *, as_json: bool, stream: TextIO | None = None) -> None:
+        self._as_json = as_json
+        self._stream = stream or sys.stdout
+        self._console = Console(file=self._stream, highlight=False)
+
+    def __call__(self, event: Event) -> None:
+        if self._as_json:
+            self._stream.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+        elif event.kind == "diagnosis" and event.diagnosis is not None:
+            self._console.print(diagnosis_renderable(event.position, event.diagnosis))
+            self._console.print()
+        elif event.kind == "update" and event.diagnosis is not None:
+            self._console.print(_update_line(event.diagnosis, event.was))
+        elif event.result is not None:
+            self._print_summary(event.result)
+        self._stream.flush()
+
+    def _print_summary(self, result: ScanResult) -> None:
+        stats = result.stats
+        if not result.diagnoses:
+            self._console.print(f"No known failure found in {stats.lines:,} lines.")
+            return
+        self._console.print(f"Summary: {len(result.diagnoses)} diagnoses from {stats.lines:,} lines", style="bold")
+        for position, diagnosis in enumerate(result.diagnoses, 1):
+            self._console.print(
+                Text.assemble(
+                    (f"  {position}. {diagnosis.confidence:.2f} ", SEVERITY_STYLE.get(diagnosis.severity, "")),
+                    (diagnosis.title, "bold"),
+                    (f"  [{diagnosis.category}] {diagnosis.id}{_where(diagnosis)}", "dim"),
+                )
+            )
+        if result.root_rank is not None:
+            self._console.print(f"Root rank: {result.root_rank}", style="bold magenta")
+
+
+def _where(diagnosis: Diagnosis) -> str:
+    if diagnosis.role is None:
+        return ""
+    return f"  rank {diagnosis.rank}: {diagnosis.role}"
+
+
+def _update_line(diagnosis: Diagnosis, was: dict[str, object]) -> Text:
+    now = material(diagnosis)
+    changes = ", ".join(f"{name} {was[name]} -> {now[name]}" for name in was)
+    return Text.assemble(("update: ", "bold magenta"), (diagnosis.title, "bold"), (f"  [{diagnosis.id}] {changes}", ""))

@@ -1,0 +1,177 @@
+"""Follow log files like `tail -F`: through rotation and truncation, picking up files a glob matches later.
+
+Polling rather than inotify: it behaves the same on every OS and on network or container file
+systems where change notifications get lost, and at 50 ms it costs two stats per file per poll.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO, Protocol
+
+READ_SIZE = 1 << 20
+MAX_READ_PER_POLL = 16 << 20
+"""One fast-growing file cannot hold up the others (or a Ctrl-C) for long."""
+RESCAN_SECONDS = 0.5
+"""How often globs are expanded again; reading open files happens at every poll."""
+
+
+class Sink(Protocol):
+    """Where the bytes go: a Scanner or a LiveScan."""
+
+    def feed(self, data: bytes, source: str) -> object: ...
+
+    def finish(self, source: str) -> object: ...
+
+
+Notify = Callable[[str], None]
+"""Receives one-line messages for the user: a missing file, a rotation, a truncation."""
+
+
+@dataclass
+class _Followed:
+    path: str
+    handle: BinaryIO
+    identity: tuple[int, int]
+    """(device, inode) of the file we have open; a different one under `path` means rotation."""
+    position: int
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(char in pattern for char in "*?[")
+
+
+class Follower:
+    def __init__(
+        self,
+        patterns: Sequence[str],
+        sink: Sink,
+        *,
+        from_start: bool = False,
+        notify: Notify,
+        rescan_seconds: float = RESCAN_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._patterns = [os.path.expanduser(pattern) for pattern in patterns]
+        self._sink = sink
+        self._from_start = from_start
+        self._notify = notify
+        self._rescan_seconds = rescan_seconds
+        self._clock = clock
+        self._followed: dict[str, _Followed] = {}
+        self._told: set[str] = set()
+        """Keys of problems already reported, so that a missing file is not reported at every poll."""
+        self._next_rescan = 0.0
+        self._started = False
+
+    @property
+    def paths(self) -> list[str]:
+        return list(self._followed)
+
+    def poll(self) -> int:
+        """Read whatever was written since the last poll; returns the number of bytes read."""
+        now = self._clock()
+        if now >= self._next_rescan:
+            self._discover()
+            self._next_rescan = now + self._rescan_seconds
+        return sum(self._read_more(followed) for followed in list(self._followed.values()))
+
+    def close(self) -> None:
+        """Stop following: each source's last line is scanned even without its newline."""
+        for followed in list(self._followed.values()):
+            self._drop(followed)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _tell_once(self, key: str, message: str) -> None:
+        if key not in self._told:
+            self._told.add(key)
+            self._notify(message)
+
+    def _discover(self) -> None:
+        # Files there when we start hold history; files that appear later are new, read them whole.
+        at_end = not self._started and not self._from_start
+        self._started = True
+        for pattern in self._patterns:
+            if not _is_glob(pattern):
+                if pattern not in self._followed:
+                    self._start(pattern, at_end=at_end)
+                continue
+            matches = sorted(path for path in glob.glob(pattern) if os.path.isfile(path))
+            if not matches:
+                self._tell_once(pattern, f"{pattern}: no file matches yet; waiting for one")
+            for path in matches:
+                if path not in self._followed:
+                    self._start(path, at_end=at_end)
+
+    def _start(self, path: str, *, at_end: bool) -> None:
+        try:
+            handle = open(path, "rb", buffering=0)  # held open across polls; closed in _drop
+            status = os.fstat(handle.fileno())
+        except FileNotFoundError:
+            self._tell_once(path, f"{path}: no such file yet; waiting for it")
+            return
+        except IsADirectoryError:
+            self._tell_once(path, f"{path}: is a directory (give the files inside it, e.g. {path}/*)")
+            return
+        except OSError as exc:
+            self._tell_once(path, f"{path}: {exc.strerror or exc}; retrying")
+            return
+        position = handle.seek(0, os.SEEK_END) if at_end else 0
+        self._followed[path] = _Followed(path, handle, (status.st_dev, status.st_ino), position)
+        self._told.discard(path)
+
+    def _read_more(self, followed: _Followed) -> int:
+        count = 0
+        while count < MAX_READ_PER_POLL:
+            chunk = self._next_chunk(followed)
+            if chunk is None:
+                return count
+            if not chunk:
+                break
+            count += len(chunk)
+            self._sink.feed(chunk, followed.path)
+        # Only after draining: the lines written to the old file before it was rotated come first.
+        if self._replaced(followed):
+            self._drop(followed)
+            self._start(followed.path, at_end=False)
+        return count
+
+    def _next_chunk(self, followed: _Followed) -> bytes | None:
+        """The next bytes (b"" at the end for now), or None when the file cannot be read any more.
+
+        Only file errors are caught here: an error from the sink (a closed stdout) is not the file's.
+        """
+        try:
+            if os.fstat(followed.handle.fileno()).st_size < followed.position:
+                # Truncated in place (copytruncate, `: > file`): what is there now is all new.
+                self._notify(f"{followed.path}: file truncated; reading it from the start")
+                followed.position = followed.handle.seek(0)
+            chunk = followed.handle.read(READ_SIZE)
+        except OSError as exc:
+            self._notify(f"{followed.path}: {exc.strerror or exc}; no longer followed")
+            self._drop(followed)
+            return None
+        followed.position += len(chunk)
+        return chunk
+
+    def _replaced(self, followed: _Followed) -> bool:
+        try:
+            status = os.stat(followed.path)
+        except OSError:
+            self._tell_once(followed.path, f"{followed.path}: deleted or moved; waiting for it to reappear")
+            return True
+        if (status.st_dev, status.st_ino) == followed.identity:
+            return False
+        self._notify(f"{followed.path}: replaced (rotated); following the new file")
+        return True
+
+    def _drop(self, followed: _Followed) -> None:
+        del self._followed[followed.path]
+        followed.handle.close()
+        self._sink.finish(followed.path)
+
