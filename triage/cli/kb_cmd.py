@@ -126,6 +126,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_new(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from triage.engine import load_engine_kb
     from triage.kb.scaffold import ScaffoldError, draft_entry, parse_range, read_log
     from triage.kb.writer import write_entry
@@ -148,8 +150,12 @@ def run_new(args: argparse.Namespace) -> int:
     out = _target_dir(args.out, allow_shipped=True)
     try:
         path = write_entry(out, draft.data, force=args.force)
-    except (FileExistsError, OSError, ValueError) as exc:
-        print(f"triage: cannot write the entry: {str(exc).splitlines()[0]}", file=sys.stderr)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        print(f"triage: invalid entry: {'.'.join(map(str, first['loc']))}: {first['msg']}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"triage: cannot write the entry: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(f"wrote {path}")
     print(f"  from line: {draft.key_line[:120]}")
