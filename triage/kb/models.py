@@ -156,6 +156,22 @@ class Examples(_Strict):
     no_match: list[str] = Field(default_factory=list, description="Log snippets on which this entry must not fire.")
 
 
+class Exclusion(_Strict):
+    validator: str = Field(description="Name of a `triage kb validate` check to skip for this entry.")
+    reason: str = Field(description="Why the check does not apply to this entry; required, and reviewed like code.")
+
+    @field_validator("reason")
+    @classmethod
+    def _reason_written(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("an exclusion needs a written reason")
+        return value
+
+
+class Validation(_Strict):
+    exclude: list[Exclusion] = Field(default_factory=list, description="Checks this entry skips, each with its reason.")
+
+
 class Entry(_Strict):
     id: str = Field(pattern=ID_PATTERN)
     title: str
@@ -174,6 +190,7 @@ class Entry(_Strict):
     references: list[Reference] = Field(default_factory=list)
     related: list[str] = Field(default_factory=list, description="Ids of related entries.")
     examples: Examples = Field(default_factory=Examples)
+    validation: Validation = Field(default_factory=Validation, description="Per-entry settings of `triage kb validate`.")
 
     @field_validator("category")
     @classmethod

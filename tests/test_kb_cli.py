@@ -1,0 +1,81 @@
+"""`triage kb list/show/test/stats/validate` through the real argument parser."""
+
+from __future__ import annotations
+
+import json
+
+from kb_helpers import entry_data, write_entry
+from triage.cli.main import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_json_includes_user_entries(tmp_path, capsys):
+    write_entry(tmp_path, entry_data("user-entry", category="npu_oom"))
+    code, out, _ = run(capsys, "kb", "list", "--kb", str(tmp_path), "--json", "--category", "npu_oom")
+    rows = json.loads(out)
+    assert code == 0
+    assert {"id": "user-entry", "category": "npu_oom", "title": "Synthetic user-entry", "severity": "error", "status": "experimental"} in rows
+    assert all(row["category"] == "npu_oom" for row in rows)
+
+
+def test_user_dir_overrides_by_id_via_env(tmp_path, capsys, monkeypatch):
+    write_entry(tmp_path, entry_data("user-entry"))
+    monkeypatch.setenv("TRIAGE_KB_PATH", str(tmp_path))
+    code, out, _ = run(capsys, "kb", "show", "user-entry")
+    assert code == 0
+    assert "Synthetic user-entry" in out and "Signatures:" in out and "Examples:" in out
+
+
+def test_show_json_and_unknown_id(tmp_path, capsys):
+    write_entry(tmp_path, entry_data("user-entry"))
+    code, out, _ = run(capsys, "kb", "show", "user-entry", "--json", "--kb", str(tmp_path))
+    assert code == 0 and json.loads(out)["id"] == "user-entry"
+    code, _, err = run(capsys, "kb", "show", "no-such-entry")
+    assert code == 2 and err.count("\n") == 1 and "no-such-entry" in err
+
+
+def test_stats_json_counts_user_entries(tmp_path, capsys):
+    write_entry(tmp_path, entry_data("user-entry", category="npu_oom"))
+    _, base, _ = run(capsys, "kb", "stats", "--json")
+    code, out, _ = run(capsys, "kb", "stats", "--json", "--kb", str(tmp_path))
+    before, after = json.loads(base), json.loads(out)
+    assert code == 0
+    assert after["entries"] == before["entries"] + 1
+    assert after["by_category"]["npu_oom"] == before["by_category"].get("npu_oom", 0) + 1
+    assert "user-entry" in after["without_references"]
+    assert after["signatures_by_kind"]["text"] >= 1
+
+
+def test_kb_test_reports_failures(tmp_path, capsys):
+    write_entry(tmp_path, entry_data("good-entry"))
+    write_entry(tmp_path, entry_data("bad-entry", examples={"match": ["unrelated text"]}))
+    code, out, _ = run(capsys, "kb", "test", "--kb", str(tmp_path))
+    assert code == 1
+    assert "pass good-entry" in out and "FAIL bad-entry" in out
+
+
+def test_validate_exit_codes_and_json(tmp_path, capsys):
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    write_entry(good, entry_data("good-entry"))
+    write_entry(bad, entry_data("bad-entry", examples={}))
+    assert run(capsys, "kb", "validate", str(good))[0] == 0
+    code, out, _ = run(capsys, "kb", "validate", str(bad), "--json")
+    report = json.loads(out)
+    assert code == 1 and report["errors"] >= 1
+    finding = next(f for f in report["findings"] if f["validator"] == "has_examples")
+    assert finding["file"].endswith("bad-entry.yaml") and finding["severity"] == "error" and finding["line"]
+
+
+def test_validate_missing_path_is_one_line(tmp_path, capsys):
+    code, _, err = run(capsys, "kb", "validate", str(tmp_path / "missing"))
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_validate_list(capsys):
+    code, out, _ = run(capsys, "kb", "validate", "--list")
+    assert code == 0 and "regex_safety" in out and "honeypot" in out

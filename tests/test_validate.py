@@ -1,0 +1,180 @@
+"""`triage kb validate`: each validator rejects its bad case and passes a clean one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb_helpers import entry_data, write_entry
+from triage.kb.regex_safety import unsafe_reason
+from triage.kb.samples import Baselines, load_baselines
+from triage.kb.validate import run_validators
+
+NO_BASELINES = Baselines()
+
+
+def validate(*paths: Path, baselines: Baselines = NO_BASELINES):
+    # Context = the targets only, so the shipped KB's content cannot change these results.
+    return run_validators(list(paths), [], baselines)
+
+
+def errors_of(report, validator: str):
+    return [f for f in report.findings if f.validator == validator and f.severity == "error"]
+
+
+def test_clean_entry_passes(tmp_path):
+    write_entry(tmp_path, entry_data("clean-entry"))
+    report = validate(tmp_path)
+    assert report.errors == 0, [str(f) for f in report.findings]
+    assert report.entries == 1
+
+
+def test_duplicate_id_in_one_dir_is_an_error(tmp_path):
+    write_entry(tmp_path, entry_data("twice"))
+    write_entry(tmp_path, entry_data("twice", category="npu_oom"))
+    found = errors_of(validate(tmp_path), "unique_id")
+    assert len(found) == 1 and "duplicate id 'twice'" in found[0].message
+    assert found[0].line == 1
+
+
+def test_user_dir_may_override_a_shipped_id(tmp_path, monkeypatch):
+    shipped, user = tmp_path / "shipped", tmp_path / "user"
+    write_entry(shipped, entry_data("same-id"))
+    write_entry(user, entry_data("same-id", title="User version"))
+    monkeypatch.setattr("triage.kb.validate.shipped_kb_dir", lambda: shipped)
+    report = validate(shipped, user)
+    assert not [f for f in report.findings if f.validator == "unique_id"]
+    # The shipped copy is replaced at scan time, so its examples are not held against it.
+    assert any(f.severity == "info" and "overridden" in f.message for f in report.findings)
+    assert report.errors == 0
+
+
+def test_file_name_must_equal_id(tmp_path):
+    path = write_entry(tmp_path, entry_data("real-id"), name="other-name")
+    found = errors_of(validate(tmp_path), "file_name")
+    assert len(found) == 1 and found[0].path == path and "other-name" in found[0].message
+
+
+def test_category_folder_must_equal_category(tmp_path):
+    write_entry(tmp_path, entry_data("misfiled"), folder="npu_oom")
+    assert errors_of(validate(tmp_path), "category_folder")
+
+
+def test_catastrophic_regex_is_rejected_with_its_line(tmp_path):
+    data = entry_data("bad-regex")
+    data["signatures"].append({"regex": "(a+)+$"})
+    write_entry(tmp_path, data)
+    found = errors_of(validate(tmp_path), "regex_safety")
+    assert len(found) == 1 and "(a+)+$" in found[0].message
+    lines = (tmp_path / "segfault" / "bad-regex.yaml").read_text().splitlines()
+    assert "(a+)+$" in lines[found[0].line - 1]
+
+
+@pytest.mark.parametrize("pattern", ["(a+)+$", "(a*)*", "(a|a)*", "(.*)*", r"(\w+\s?)+", r"x(?:\d+)*y", r"(a{1,3})+"])
+def test_unsafe_patterns(pattern):
+    assert unsafe_reason(pattern)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"NPU out of memory\. Tried to allocate (?P<b>[\d.]+ [KMGT]?i?B)",
+        r"(?:[\w.-]+/)+\w+\.py",
+        r"(\d{1,3}\.){3}\d{1,3}",
+        r"x(?:\S+\s+)+y",
+        r"EZ\d{4}.*failed",
+        r"(foo|bar)+",
+    ],
+)
+def test_safe_patterns(pattern):
+    assert unsafe_reason(pattern) is None
+
+
+def test_entry_without_examples_is_an_error(tmp_path):
+    write_entry(tmp_path, entry_data("no-examples", examples={}))
+    assert errors_of(validate(tmp_path), "has_examples")
+
+
+def test_failing_example_is_an_error(tmp_path):
+    write_entry(tmp_path, entry_data("wrong-example", examples={"match": ["nothing to see here"]}))
+    found = errors_of(validate(tmp_path), "examples")
+    assert found and "match[0]" in found[0].message
+
+
+def test_stable_entry_needs_references(tmp_path):
+    write_entry(tmp_path, entry_data("stable-entry", status="stable"))
+    assert errors_of(validate(tmp_path), "references")
+
+
+def _samples(tmp_path: Path, healthy: str, honeypot: str) -> Baselines:
+    samples = tmp_path / "logs_samples"
+    samples.mkdir()
+    (samples / "healthy.log").write_text(healthy)
+    (samples / "honeypot.log").write_text(honeypot)
+    (samples / "labels.yaml").write_text(
+        "- {file: healthy.log, healthy: true}\n- {file: logs_samples/honeypot.log, honeypot: true}\n"
+    )
+    return load_baselines(samples)
+
+
+def test_entry_that_fires_on_a_healthy_log_is_an_error(tmp_path):
+    kb = tmp_path / "kb"
+    write_entry(kb, entry_data("too-eager", signatures=[{"regex": r"loss \d", "weight": 3}], examples={"match": ["loss 1"]}))
+    write_entry(kb, entry_data("quiet"))
+    baselines = _samples(tmp_path, "step 1 | loss 2.31 | lr 1e-4\n", "error: something failed\n")
+    found = errors_of(validate(kb, baselines=baselines), "healthy_logs")
+    assert [f.entry_id for f in found] == ["too-eager"]
+    assert "healthy.log:1" in found[0].message
+
+
+def test_confident_hit_on_the_honeypot_is_an_error(tmp_path):
+    kb = tmp_path / "kb"
+    write_entry(kb, entry_data("weak", signatures=[{"text": "failed", "weight": 3}], examples={"match": ["it failed"]}))
+    baselines = _samples(tmp_path, "all good\n", "error: something failed\n")
+    assert [f.entry_id for f in errors_of(validate(kb, baselines=baselines), "honeypot")] == ["weak"]
+
+
+def test_missing_labels_are_a_note_not_an_error(tmp_path):
+    write_entry(tmp_path / "kb", entry_data("clean-entry"))
+    baselines = load_baselines(tmp_path / "nowhere")
+    report = validate(tmp_path / "kb", baselines=baselines)
+    assert report.errors == 0 and "labels.yaml not found" in report.notes[0]
+
+
+def test_labels_fragments_are_read(tmp_path):
+    samples = tmp_path / "logs_samples"
+    (samples / "healthy").mkdir(parents=True)
+    (samples / "healthy" / "a.log").write_text("ok\n")
+    (samples / "labels-kb-a.yaml").write_text("logs:\n  - {path: healthy/a.log, healthy: true}\n")
+    assert load_baselines(samples).healthy == [samples / "healthy" / "a.log"]
+
+
+def test_overlapping_entries_are_a_warning(tmp_path):
+    write_entry(tmp_path, entry_data("broad", signatures=[{"text": "synthetic failure", "weight": 1}]))
+    write_entry(tmp_path, entry_data("narrow"))
+    found = [f for f in validate(tmp_path).findings if f.validator == "overlap"]
+    assert [(f.entry_id, f.severity) for f in found] == [("narrow", "warning")]
+    assert "'broad'" in found[0].message
+
+
+def test_exclusion_with_a_reason_skips_the_check(tmp_path):
+    exclusion = {"exclude": [{"validator": "has_examples", "reason": "fires only together with its parent entry"}]}
+    write_entry(tmp_path, entry_data("excluded", examples={}, validation=exclusion))
+    report = validate(tmp_path)
+    assert report.errors == 0 and report.excluded == 1
+
+
+def test_exclusion_needs_a_reason_and_a_known_validator(tmp_path):
+    write_entry(tmp_path, entry_data("no-reason", validation={"exclude": [{"validator": "examples", "reason": " "}]}))
+    write_entry(tmp_path, entry_data("unknown", validation={"exclude": [{"validator": "schema", "reason": "why not"}]}))
+    report = validate(tmp_path)
+    assert [f.validator for f in report.findings if f.severity == "error"] == ["schema", "exclusions"]
+
+
+def test_malformed_yaml_is_a_schema_finding_with_a_line(tmp_path):
+    bad = tmp_path / "segfault" / "broken.yaml"
+    bad.parent.mkdir()
+    bad.write_text("id: broken\nid: again\n")
+    found = errors_of(validate(tmp_path), "schema")
+    assert found and found[0].line == 2 and "duplicate key" in found[0].message

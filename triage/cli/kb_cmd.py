@@ -1,0 +1,276 @@
+"""`triage kb`: tooling for KB contributors: list, show, new, validate, test, stats, import."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from triage.cli.scan_cmd import add_kb_option
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "kb",
+        help="list, show, create, validate and test knowledge-base entries",
+        description="Tools for the knowledge base: the shipped KB merged with --kb dirs and TRIAGE_KB_PATH.",
+        epilog="Add an entry: triage kb new --from x.log --out mykb; triage kb validate mykb; triage scan --kb mykb x.log",
+    )
+    commands = parser.add_subparsers(dest="kb_command", metavar="SUBCOMMAND", required=True)
+
+    listing = commands.add_parser("list", help="list entries")
+    listing.add_argument("--category", metavar="C", help="only entries of category C")
+    listing.add_argument("--json", action="store_true", help="print a JSON array")
+    add_kb_option(listing)
+    listing.set_defaults(func=run_list)
+
+    show = commands.add_parser("show", help="show one entry")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print the entry as JSON")
+    add_kb_option(show)
+    show.set_defaults(func=run_show)
+
+    new = commands.add_parser(
+        "new",
+        help="draft a new entry from a log",
+        description="Draft an entry from a log: signatures from its most distinctive error line, a suggested "
+        "category, the line as match example, a healthy line as no_match example, TODOs for the rest.",
+    )
+    new.add_argument("--from", dest="log", metavar="LOG", help="the log to learn from (default: standard input)")
+    new.add_argument("--lines", metavar="A-B", help="only use lines A to B of the log (1-based)")
+    new.add_argument("--out", metavar="DIR", help="KB dir to write into (default: first TRIAGE_KB_PATH dir, else the shipped kb/)")
+    new.add_argument("--id", dest="entry_id", metavar="ID", help="entry id (default: derived from the error line)")
+    new.add_argument("--category", metavar="C", help="category (default: suggested from the KB and keyword rules)")
+    new.add_argument("--title", help="title (default: the error line)")
+    new.add_argument("--force", action="store_true", help="replace an existing file")
+    add_kb_option(new)
+    new.set_defaults(func=run_new)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check entries: schema, ids, regex safety, examples, baselines",
+        description="Run every check (see --list) on entry files or KB dirs. Exit 1 on any error finding.",
+    )
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="entry files or KB dirs (default: shipped KB and user dirs)")
+    validate.add_argument("--json", action="store_true", help="print findings as JSON")
+    validate.add_argument("--samples", metavar="DIR", help="logs_samples dir with labels.yaml (default: the project's)")
+    validate.add_argument("--list", dest="list_validators", action="store_true", help="list the checks and exit")
+    add_kb_option(validate)
+    validate.set_defaults(func=run_validate)
+
+    test = commands.add_parser("test", help="run every entry's examples")
+    add_kb_option(test)
+    test.set_defaults(func=run_test)
+
+    stats = commands.add_parser("stats", help="counts by category, status, signature kind, examples")
+    stats.add_argument("--json", action="store_true")
+    add_kb_option(stats)
+    stats.set_defaults(func=run_stats)
+
+    importer = commands.add_parser(
+        "import-ascend-fd",
+        help="convert MindCluster ascend-fd's kg-config.json into KB entries",
+        description="Convert the fault knowledge of your own MindCluster ascend-fd installation "
+        "(ascend_fd/configuration/kg-config.json) into experimental entries in a user KB dir.",
+    )
+    importer.add_argument("config", metavar="PATH", help="kg-config.json from your ascend-fd installation")
+    importer.add_argument("--out", metavar="DIR", help="user KB dir to write into (default: first TRIAGE_KB_PATH dir)")
+    importer.add_argument("--lang", choices=("en", "zh"), default="en", help="language of titles and fixes")
+    importer.add_argument("--force", action="store_true", help="replace existing files")
+    importer.set_defaults(func=run_import)
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from triage.kb.loader import load_kb
+    from triage.kb.paths import kb_dirs
+
+    kb, errors = load_kb(kb_dirs(args.kb), strict=False)
+    for error in errors:
+        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
+    return kb
+
+
+def run_list(args: argparse.Namespace) -> int:
+    kb = _load(args)
+    entries = sorted(
+        (e for e in kb.entries.values() if args.category in (None, e.category)), key=lambda e: (e.category, e.id)
+    )
+    rows = [{"id": e.id, "category": e.category, "title": e.title, "severity": e.severity, "status": e.status} for e in entries]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False))
+        return EXIT_OK
+    for row in rows:
+        print(f"{row['id']:<44} {row['category']:<22} {row['status']:<12} {row['title']}")
+    return EXIT_OK
+
+
+def run_show(args: argparse.Namespace) -> int:
+    kb = _load(args)
+    entry = kb.get(args.id)
+    if entry is None:
+        print(f"triage: no KB entry with id '{args.id}' (see `triage kb list`)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(entry.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False, indent=2))
+        return EXIT_OK
+    from triage.cli.kb_render import render_entry
+
+    print(render_entry(entry, kb.sources[entry.id].path))
+    return EXIT_OK
+
+
+def run_new(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from triage.engine import load_engine_kb
+    from triage.kb.scaffold import ScaffoldError, draft_entry, parse_range, read_log
+    from triage.kb.writer import write_entry
+
+    if args.log is None and sys.stdin.isatty():
+        print("triage: no log: give --from LOG, or pipe a log into `triage kb new`", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        line_range = parse_range(args.lines) if args.lines else None
+        lines = read_log(Path(args.log) if args.log else None, sys.stdin, line_range)
+        kb, _ = load_engine_kb(args.kb)
+        draft = draft_entry(lines, kb, entry_id=args.entry_id, category=args.category, title=args.title)
+    except ScaffoldError as exc:
+        print(f"triage: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.log is not None and sys.stdin.isatty():
+        _ask(draft.data, "id", "Entry id")
+        _ask(draft.data, "category", f"Category ({draft.category_reason})")
+        _ask(draft.data, "title", "Title")
+    out = _target_dir(args.out, allow_shipped=True)
+    try:
+        path = write_entry(out, draft.data, force=args.force)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        print(f"triage: invalid entry: {'.'.join(map(str, first['loc']))}: {first['msg']}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"triage: cannot write the entry: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {path}")
+    print(f"  from line: {draft.key_line[:120]}")
+    print(f"  category: {draft.data['category']} ({draft.category_reason})")
+    for other, confidence in draft.similar:
+        print(f"  note: existing entry '{other}' already fires on this line (confidence {confidence:.2f})")
+    print(f"next: fill in the TODOs, then `triage kb validate {out}` and `triage scan --kb {out} LOG`")
+    return EXIT_OK
+
+
+def _ask(data: dict[str, Any], key: str, label: str) -> None:
+    answer = input(f"{label} [{data[key]}]: ").strip()
+    if answer:
+        data[key] = answer
+
+
+def _target_dir(explicit: str | None, *, allow_shipped: bool) -> Path:
+    from triage.kb.paths import shipped_kb_dir, user_kb_dirs
+
+    if explicit:
+        return Path(explicit)
+    user = user_kb_dirs()
+    if user:
+        return user[0]
+    if allow_shipped:
+        return shipped_kb_dir()
+    raise FileNotFoundError("give --out DIR (or set TRIAGE_KB_PATH): imported entries go to a user KB dir")
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from triage.kb.loader import KBError
+    from triage.kb.paths import kb_dirs
+    from triage.kb.samples import default_samples_dir, load_baselines
+    from triage.kb.validate import VALIDATORS, run_validators
+
+    if args.list_validators:
+        for validator in VALIDATORS:
+            print(f"{validator.name:<16} {validator.severity:<8} {validator.description}")
+        return EXIT_OK
+    context_dirs = kb_dirs(args.kb)
+    paths = [Path(p) for p in args.paths] or [d for d in context_dirs if d.is_dir()]
+    baselines = load_baselines(Path(args.samples) if args.samples else default_samples_dir())
+    try:
+        report = run_validators(paths, context_dirs, baselines)
+    except KBError as exc:
+        print(f"triage: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        for note in report.notes:
+            print(f"note: {note}", file=sys.stderr)
+        for finding in report.findings:
+            print(finding)
+        excluded = f", {report.excluded} excluded by entries" if report.excluded else ""
+        print(f"{report.entries} entries: {report.errors} errors, {report.warnings} warnings{excluded}")
+    return EXIT_FAILED if report.errors else EXIT_OK
+
+
+def run_test(args: argparse.Namespace) -> int:
+    from triage.engine.compiled import compile_kb
+    from triage.kb.examples import ExampleChecker
+    from triage.kb.loader import load_kb
+    from triage.kb.paths import kb_dirs
+
+    kb, errors = load_kb(kb_dirs(args.kb), strict=False)
+    for error in errors:
+        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
+    checker = ExampleChecker(compile_kb(kb))
+    failed = 0
+    for entry in sorted(kb.entries.values(), key=lambda e: e.id):
+        if not entry.examples.match:
+            failed += 1
+            print(f"FAIL {entry.id}: no match examples")
+            continue
+        failures = checker.failures(entry)
+        failed += bool(failures)
+        count = len(entry.examples.match) + len(entry.examples.no_match)
+        print(f"{'FAIL' if failures else 'pass'} {entry.id} ({count} examples)")
+        for failure in failures:
+            print(f"     {failure.kind}[{failure.index}]: {failure.message}")
+    print(f"{len(kb.entries) - failed} passed, {failed} failed")
+    return EXIT_FAILED if failed or errors else EXIT_OK
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    from triage.kb.stats import kb_stats
+
+    stats = kb_stats(_load(args))
+    if args.json:
+        print(json.dumps(stats, ensure_ascii=False))
+        return EXIT_OK
+    for title, counts in stats.items():
+        if isinstance(counts, dict):
+            print(f"{title}: " + ", ".join(f"{key} {value}" for key, value in counts.items()))
+        elif isinstance(counts, list):
+            print(f"{title}: {len(counts)}" + (f" ({', '.join(counts)})" if counts else ""))
+        else:
+            print(f"{title}: {counts}")
+    return EXIT_OK
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from triage.kb.ascend_fd import AscendFdError, import_kg_config
+
+    try:
+        out = _target_dir(args.out, allow_shipped=False)
+        result = import_kg_config(Path(args.config), out, lang=args.lang, force=args.force)
+    except (AscendFdError, FileNotFoundError) as exc:
+        print(f"triage: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {len(result.written)} entries to {out}, kept {len(result.existing)} existing files")
+    for reason, codes in sorted(result.skipped.items()):
+        print(f"skipped {len(codes)}: {reason}")
+    print(f"next: `triage kb validate {out}`; entries whose examples fail overlap with curated ones")
+    return EXIT_OK
+
+

@@ -1,0 +1,40 @@
+"""Plain-text rendering of one KB entry for `triage kb show`."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from triage.kb.models import Entry
+
+
+def render_entry(entry: Entry, path: Path) -> str:
+    out = [f"{entry.id}: {entry.title}", f"  {entry.category} | {entry.severity} | {entry.status} | {path}"]
+    if entry.generic:
+        out.append("  generic wrapper: ranks below any specific cause in the same log")
+    out += ["", *textwrap.wrap(" ".join(entry.summary.split()), 100)]
+    out += _section("Signatures", [f"{s.kind} (weight {s.weight:g}): {s.pattern}" for s in entry.signatures])
+    causes = []
+    for cause in entry.causes:
+        causes.append(f"{cause.id} (prior {cause.prior:g}): {cause.title}")
+        if cause.how_to_tell:
+            causes.append(f"    how to tell: {' '.join(cause.how_to_tell.split())}")
+    out += _section("Causes", causes)
+    fixes = []
+    for fix in entry.fixes:
+        fixes.append(fix.title + (f"  [for: {', '.join(fix.addresses)}]" if fix.addresses else ""))
+        fixes += [f"    {line}" for line in textwrap.wrap(" ".join(fix.description.split()), 96)]
+        fixes += [f"    export {name}={value}" for name, value in fix.env.items()]
+        fixes += [f"    $ {command}" for command in fix.commands]
+        if fix.code:
+            fixes += ["    before:", *[f"      {line}" for line in fix.code.before.splitlines()]]
+            fixes += ["    after:", *[f"      {line}" for line in fix.code.after.splitlines()]]
+    out += _section("Fixes", fixes)
+    out += _section("References", [f"{r.url or r.document} ({r.supports})" for r in entry.references])
+    examples = [f"match: {text}" for text in entry.examples.match] + [f"no_match: {text}" for text in entry.examples.no_match]
+    out += _section("Examples", examples)
+    return "\n".join(out)
+
+
+def _section(title: str, lines: list[str]) -> list[str]:
+    return ["", f"{title}:", *[f"  {line}" for line in lines]] if lines else []

@@ -1,0 +1,171 @@
+"""Reject regexes that can backtrack catastrophically, by looking at their parse tree.
+
+Python's `re` backtracks: a quantified group that can match the same text in more than one way
+(`(a+)+`, `(.*)*`, `(\\w+\\s?)+`, `(a|a)*`) takes exponential time on a line that almost matches, and
+one such signature can stall a scan of a multi-gigabyte log. The check is structural (no
+dependency, no timing): a repeated group is unsafe when it holds another repeat that no required
+delimiter separates, or alternatives that can start the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from re import _compiler as sre_compile  # type: ignore[attr-defined]
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT)
+"""Backtracking repeats; possessive repeats and atomic groups never backtrack into themselves."""
+_CHAR_OPS = (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN)
+_ALPHABET = tuple(chr(code) for code in range(32, 127)) + ("\t", "é", "中")
+"""Sample characters: two one-character nodes overlap when some sample matches both."""
+
+Items = list[tuple[Any, Any]]
+
+
+def unsafe_reason(pattern: str) -> str | None:
+    """Why `pattern` may backtrack catastrophically, or None when it looks linear."""
+    parsed = sre_parse.parse(pattern, re.IGNORECASE)
+    return _check(list(parsed), parsed.state)
+
+
+def _check(items: Items, state: Any) -> str | None:
+    for op, av in items:
+        if op in _REPEATS:
+            _low, high, body = av
+            if high > 1:
+                reason = _repeated_body_reason(_unwrap(list(body)), state)
+                if reason:
+                    return reason
+            children = [list(body)]
+        else:
+            children = _children(op, av)
+        for child in children:
+            reason = _check(child, state)
+            if reason:
+                return reason
+    return None
+
+
+def _repeated_body_reason(body: Items, state: Any) -> str | None:
+    # Each inner repeat needs a required element that it cannot consume, so that every pass of the
+    # outer repeat splits the text in exactly one way: `(\d+\.)+` is linear, `(\w+\s?)+` is not.
+    required = [_consumable([(op, av)], state) for op, av in body if op in _CHAR_OPS or (op in _REPEATS and av[0] > 0)]
+    for inner in _inner_repeats(body, state):
+        if not any(chars.isdisjoint(inner) for chars in required):
+            return "nested quantifier: a repeated group contains another repeat with no delimiter between them"
+    if _has_overlapping_branch(body, state):
+        return "a repeated group has alternatives that can match the same text"
+    return None
+
+
+def _inner_repeats(items: Items, state: Any) -> list[set[str]]:
+    """The characters each repeat nested in `items` can consume."""
+    found: list[set[str]] = []
+    for op, av in items:
+        if op in _REPEATS and av[1] > 1:
+            found.append(_consumable(list(av[2]), state))
+        for child in [list(av[2])] if op in _REPEATS else _children(op, av):
+            found += _inner_repeats(child, state)
+    return found
+
+
+def _has_overlapping_branch(items: Items, state: Any) -> bool:
+    for op, av in items:
+        if op is C.BRANCH:
+            alternatives = [(_first(list(alt), state), _nullable(list(alt))) for alt in av[1]]
+            for index, (first, nullable) in enumerate(alternatives):
+                for other_first, other_nullable in alternatives[index + 1 :]:
+                    if (nullable and other_nullable) or not first.isdisjoint(other_first):
+                        return True
+        children = [list(av[2])] if op in _REPEATS else _children(op, av)
+        if any(_has_overlapping_branch(child, state) for child in children):
+            return True
+    return False
+
+
+def _first(items: Items, state: Any) -> frozenset[str]:
+    """Characters that can start a match of `items`."""
+    out: set[str] = set()
+    for op, av in items:
+        if op in _CHAR_OPS:
+            return frozenset(out | _chars(op, av, state))
+        if op in _REPEATS:
+            out |= _first(list(av[2]), state)
+            if av[0] > 0:
+                break
+        elif op is C.SUBPATTERN:
+            out |= _first(list(av[-1]), state)
+            if not _nullable(list(av[-1])):
+                break
+        elif op is C.BRANCH:
+            out |= set().union(*(_first(list(alt), state) for alt in av[1]))
+            break
+    return frozenset(out)
+
+
+def _nullable(items: Items) -> bool:
+    for op, av in items:
+        if op in _CHAR_OPS or op in (C.GROUPREF, C.GROUPREF_EXISTS):
+            return False
+        if op in _REPEATS and av[0] > 0 and not _nullable(list(av[2])):
+            return False
+        if op is C.SUBPATTERN and not _nullable(list(av[-1])):
+            return False
+        if op is C.BRANCH and not any(_nullable(list(alt)) for alt in av[1]):
+            return False
+    return True
+
+
+def _consumable(items: Items, state: Any) -> set[str]:
+    out: set[str] = set()
+    for op, av in items:
+        if op in _CHAR_OPS:
+            out |= _chars(op, av, state)
+        for child in [list(av[2])] if op in _REPEATS else _children(op, av):
+            out |= _consumable(child, state)
+    return out
+
+
+def _children(op: Any, av: Any) -> list[Items]:
+    if op is C.SUBPATTERN:
+        return [list(av[-1])]
+    if op is C.BRANCH:
+        return [list(alt) for alt in av[1]]
+    if op in (C.ASSERT, C.ASSERT_NOT):
+        return [list(av[1])]
+    if op is C.ATOMIC_GROUP or op is C.POSSESSIVE_REPEAT:
+        return [list(av if op is C.ATOMIC_GROUP else av[2])]
+    if op is C.GROUPREF_EXISTS:
+        return [list(branch) for branch in av[1:] if branch is not None]
+    return []
+
+
+def _unwrap(items: Items) -> Items:
+    while len(items) == 1 and items[0][0] is C.SUBPATTERN:
+        items = list(items[0][1][-1])
+    return items
+
+
+def _chars(op: Any, av: Any, state: Any) -> frozenset[str]:
+    return _chars_cached(op, _freeze(av), state)
+
+
+@lru_cache(maxsize=4096)
+def _chars_cached(op: Any, av: Any, state: Any) -> frozenset[str]:
+    # Compile the single node on its own and try it on every sample character: exact for
+    # literals, classes, categories and case folding without re-implementing them.
+    node = sre_parse.SubPattern(state, [(op, _thaw(av))])
+    compiled = sre_compile.compile(node, re.IGNORECASE)
+    return frozenset(ch for ch in _ALPHABET if compiled.fullmatch(ch))
+
+
+def _freeze(value: Any) -> Any:
+    return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
+
+
+def _thaw(value: Any) -> Any:
+    return [_thaw(v) for v in value] if isinstance(value, tuple) else value

@@ -1,0 +1,253 @@
+"""`triage kb new`: draft a KB entry from a log, ready for a contributor to complete.
+
+The draft picks the most distinctive error line, turns it into a regex (variable parts masked,
+literals escaped) and a fuzzy template, guesses the category, uses the line as the `match`
+example and a healthy line of the same log as the `no_match` example. Causes, fixes and
+references are TODO placeholders, which `triage kb validate` reports until they are filled in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from triage.engine.compiled import TRIGGER_PATTERNS, CompiledKB
+from triage.engine.normalize import decode_line, template
+from triage.kb.categorize import DEFAULT_CATEGORY, category_from_text
+
+REGEX_WEIGHT = 3.0
+"""High enough that the new entry outranks generic and loosely related entries on its own log."""
+FUZZY_WEIGHT = 1.5
+MAX_MESSAGE = 200
+MAX_FUZZY = 150
+MAX_KEY_LINES = 5
+
+_TRIGGER = re.compile("|".join(TRIGGER_PATTERNS), re.IGNORECASE)
+_CODE = r"\b(?:[A-Z][A-Z0-9]\d{4}|ERR\d{5}|[1-5]0[07]\d{3})\b"
+"""CANN error codes (EZ1001, EI0002), torch_npu codes (ERR00100) and 6-digit ACL codes (507015)."""
+GENERIC_CODES = frozenset({"EZ9999", "EE9999", "EE8888", "E39999", "E19999", "ERR00100", "ERR99999"})
+"""Wrapper codes that say "an inner error happened": never the distinctive part of a line."""
+
+# (pattern, points): how strongly a line looks like the failure rather than chatter.
+_ERROR_SCORES: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(_CODE), 4),
+    (re.compile(r"\b[\w.]*(?:Error|Exception)\b:"), 3),
+    (re.compile(r"\b(?:error|fail(?:ed|ure)?|fault|abort(?:ed)?|exception)\b", re.IGNORECASE), 2),
+    (_TRIGGER, 1),
+    (re.compile(r"^\W*(?:\[?W(?:ARN(?:ING)?)?\b|\[?I(?:NFO)?\b)|\bwarnings?\.warn|Warning:", re.IGNORECASE), -2),
+)
+_SKIP = re.compile(r"^\s*(?:File \".*\", line \d+|Traceback \(most recent call last\)|\^+\s*$)")
+_HEALTHY = re.compile(r"\b(?:step|iter(?:ation)?|epoch)\b.*\b(?:loss|lr|it/s|s/it|tokens?/s|samples?/s)\b", re.IGNORECASE)
+_PREFIX = re.compile(
+    r"^(?:\[[^\]]{0,80}\]:?|\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b:?|rank\s*\d+\s*:|[-|:])\s*",
+    re.IGNORECASE,
+)
+# Variable parts of a message and the regex that stands for them (mirrors engine.normalize.template).
+_TOKENS = re.compile(
+    r"(?P<ts>\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b)"
+    rf"|(?P<code>{_CODE})"
+    r"|(?P<ip>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b)"
+    r"|(?P<hex>\b0x[0-9a-fA-F]+\b)"
+    r"|(?P<path>(?:[\w.\-~]*/)+[\w.\-]+)"
+    r"|(?P<hexid>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b)"
+    r"|(?P<num>\d+(?:\.\d+)?)"
+    r"|(?P<ws>\s+)"
+)
+_MASKS = {
+    "ts": r"\d[\d:.,/T-]*(?: \d[\d:.,]*)?",
+    "ip": r"\d+(?:\.\d+){3}(?::\d+)?",
+    "hex": r"0x[0-9a-f]+",
+    "path": r"\S+",
+    "hexid": r"[0-9a-f]+",
+    "num": r"\d+(?:\.\d+)?",
+    "ws": r"\s+",
+}
+_STOP_WORDS = frozenset(
+    "a an and are at be by for from in is it of on or the to was with n path hex ts ip error runtimeerror "
+    "valueerror exception".split()
+)
+
+
+class ScaffoldError(Exception):
+    """The log gives nothing to build an entry from; str() is one line."""
+
+
+@dataclass
+class Draft:
+    data: dict[str, Any]
+    """The entry, as it will be written."""
+    key_line: str
+    category_reason: str
+    similar: list[tuple[str, float]]
+    """Existing entries that already fire on the key line, with their confidence."""
+
+
+def parse_range(text: str) -> tuple[int, int]:
+    """'A-B' (1-based, inclusive) or 'A' -> (A, B)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", text)
+    if not match or int(match.group(1)) < 1 or (match.group(2) and int(match.group(2)) < int(match.group(1))):
+        raise ScaffoldError(f"--lines {text!r}: expected A-B with 1 <= A <= B")
+    return int(match.group(1)), int(match.group(2) or match.group(1))
+
+
+def read_lines(raw: bytes, line_range: tuple[int, int] | None = None) -> list[str]:
+    lines = [decode_line(line) for line in raw.splitlines()]
+    if line_range is not None:
+        lines = lines[line_range[0] - 1 : line_range[1]]
+    return lines
+
+
+def error_score(line: str) -> int:
+    if not line.strip() or _SKIP.match(line) or (_HEALTHY.search(line) and not _TRIGGER.search(line)):
+        return 0
+    score = sum(points for pattern, points in _ERROR_SCORES if pattern.search(line))
+    codes = set(re.findall(_CODE, line))
+    if codes and codes <= GENERIC_CODES:
+        score -= 3  # only a wrapper code: the specific message is on another line
+    return score
+
+
+def key_lines(lines: list[str]) -> list[str]:
+    """The most error-like distinct lines (by template), best first, earliest first among equals."""
+    best: dict[str, tuple[int, int, str]] = {}
+    for index, line in enumerate(lines):
+        score = error_score(line)
+        if score >= 2:
+            best.setdefault(template(line), (-score, index, line.strip()))
+    return [line for _, _, line in sorted(best.values())[:MAX_KEY_LINES]]
+
+
+def message_of(line: str) -> str:
+    """The line without its log prefix (timestamps, [levels], [rankN]:), cut to a sensible length."""
+    message = line.strip()
+    while True:
+        match = _PREFIX.match(message)
+        if not match or not match.group(0) or match.end() >= len(message):
+            break
+        message = message[match.end() :]
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE].rsplit(" ", 1)[0]
+    return message
+
+
+def regex_for(message: str) -> str:
+    parts: list[str] = []
+    position = 0
+    for token in _TOKENS.finditer(message):
+        parts.append(re.escape(message[position : token.start()]))
+        kind = token.lastgroup or ""
+        parts.append(re.escape(token.group()) if kind == "code" else _MASKS[kind])
+        position = token.end()
+    parts.append(re.escape(message[position:]))
+    regex = "".join(parts)
+    # The mask must at least find its own line; if not, a plain literal is the honest fallback.
+    return regex if re.search(regex, message, re.IGNORECASE) else re.escape(message)
+
+
+def fuzzy_for(message: str) -> str | None:
+    text = template(message)
+    if len(text) > MAX_FUZZY:
+        text = text[:MAX_FUZZY].rsplit(" ", 1)[0]
+    return text if len(text) >= 12 else None
+
+
+def derive_id(message: str) -> str:
+    codes = [code.lower() for code in re.findall(_CODE, message) if code not in GENERIC_CODES]
+    words = [w for w in re.findall(r"[a-z][a-z0-9]+", template(re.sub(_CODE, " ", message))) if w not in _STOP_WORDS]
+    slug = "-".join((codes[:1] + words)[:6])[:48].strip("-")
+    return slug if len(slug) >= 2 else "new-entry"
+
+
+def derive_title(message: str) -> str:
+    return message if len(message) <= 80 else message[:80].rsplit(" ", 1)[0] + " ..."
+
+
+def healthy_line(lines: list[str], regex: str) -> str | None:
+    """A line of the log that looks healthy and that the new regex does not match."""
+    candidates = [line.strip() for line in lines if error_score(line) <= 0 and not _TRIGGER.search(line)]
+    candidates.sort(key=lambda line: not _HEALTHY.search(line))  # step/loss lines first
+    compiled = re.compile(regex, re.IGNORECASE)
+    return next((line for line in candidates if len(line) >= 20 and not compiled.search(line)), None)
+
+
+def suggest_category(key: list[str], kb: CompiledKB | None) -> tuple[str, str, list[tuple[str, float]]]:
+    """(category, why, similar entries): the category whose existing entries score best on the key
+    lines, else keyword rules, else the default."""
+    similar: list[tuple[str, float]] = []
+    if kb is not None:
+        from triage.engine.scanner import Scanner
+
+        scanner = Scanner(kb)
+        scanner.feed_text("\n".join(key), "new")
+        scores: dict[str, float] = {}
+        for diagnosis in scanner.result().diagnoses:
+            if not diagnosis.generic:
+                scores[diagnosis.category] = scores.get(diagnosis.category, 0.0) + diagnosis.score
+                similar.append((diagnosis.id, diagnosis.confidence))
+        if scores:
+            best = max(scores, key=lambda category: scores[category])
+            return best, f"existing {best} entries match these lines", similar
+    by_keyword = category_from_text("\n".join(key))
+    if by_keyword:
+        return by_keyword, "keyword rules", similar
+    return DEFAULT_CATEGORY, "no rule matched: default", similar
+
+
+def draft_entry(
+    lines: list[str],
+    kb: CompiledKB | None,
+    *,
+    entry_id: str | None = None,
+    category: str | None = None,
+    title: str | None = None,
+) -> Draft:
+    key = key_lines(lines)
+    if not key:
+        raise ScaffoldError("no error-like line found in the log: pick the failing lines with --lines A-B")
+    message = message_of(key[0])
+    regex = regex_for(message)
+    signatures: list[dict[str, Any]] = [{"regex": regex, "weight": REGEX_WEIGHT}]
+    fuzzy = fuzzy_for(message)
+    # Fuzzy signatures only look at lines with a trigger word, and templates mask numbers: a line
+    # whose identity is its error code (507899) would get a fuzzy that matches every other code.
+    specific_codes = set(re.findall(_CODE, message)) - GENERIC_CODES
+    if fuzzy and _TRIGGER.search(key[0]) and not specific_codes:
+        signatures.append({"fuzzy": fuzzy, "weight": FUZZY_WEIGHT})
+    suggested, why, similar = suggest_category(key, kb)
+    examples: dict[str, list[str]] = {"match": [key[0]]}
+    healthy = healthy_line(lines, regex)
+    if healthy:
+        examples["no_match"] = [healthy]
+    data: dict[str, Any] = {
+        "id": entry_id or derive_id(message),
+        "title": title or derive_title(message),
+        "category": category or suggested,
+        "severity": "error",
+        "status": "experimental",
+        "summary": "TODO: what this error means and when it happens, in two or three sentences.",
+        "signatures": signatures,
+        "causes": [
+            {
+                "id": "todo-cause",
+                "title": "TODO: the most likely cause",
+                "prior": 0.5,
+                "how_to_tell": "TODO: how to tell this cause from the others",
+            }
+        ],
+        "fixes": [{"title": "TODO: a concrete fix", "addresses": ["todo-cause"], "description": "TODO: what to change and why"}],
+        "references": [{"document": "TODO: a URL or document that explains this message", "supports": "TODO: what it supports"}],
+        "examples": examples,
+    }
+    return Draft(data=data, key_line=key[0], category_reason=why if not category else "given", similar=similar)
+
+
+def read_log(path: Path | None, stdin: Any, line_range: tuple[int, int] | None) -> list[str]:
+    """Lines of the log at `path` (or standard input), one error line each: never a traceback."""
+    try:
+        raw = path.read_bytes() if path is not None else stdin.buffer.read()
+    except OSError as exc:
+        raise ScaffoldError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return read_lines(raw, line_range)

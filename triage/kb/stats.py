@@ -1,0 +1,25 @@
+"""Counts over a KB for `triage kb stats`: what is covered and what still lacks evidence."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from triage.kb.loader import KnowledgeBase
+
+
+def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
+    entries = sorted(kb.entries.values(), key=lambda e: e.id)
+    signatures = [s for e in entries for s in e.signatures] + [s for e in entries for c in e.causes for s in c.evidence]
+    return {
+        "entries": len(entries),
+        "by_category": dict(sorted(Counter(e.category for e in entries).items())),
+        "by_status": dict(sorted(Counter(e.status for e in entries).items())),
+        "signatures_by_kind": dict(sorted(Counter(s.kind for s in signatures).items())),
+        "examples": {
+            "match": sum(len(e.examples.match) for e in entries),
+            "no_match": sum(len(e.examples.no_match) for e in entries),
+        },
+        "without_references": [e.id for e in entries if not e.references],
+        "without_examples": [e.id for e in entries if not e.examples.match],
+    }
