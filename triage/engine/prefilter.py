@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from triage.engine.compiled import TRIGGER_PATTERNS, CompiledKB
+from triage.engine.compiled import CASE_SENSITIVE_TRIGGERS, TRIGGER_PATTERNS, CompiledKB
 
 TRIGGER = -1
 """The id reported for a trigger word (a line that fuzzy signatures should look at)."""
@@ -73,42 +73,54 @@ class HyperscanPrefilter:
         """Compile every signature and trigger word into one database, serialized for the KB cache."""
         expressions: list[bytes] = []
         ids: list[int] = []
-        flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
-        patterns = [(kb.signatures[i].regex_source or "", i) for i in kb.exact]
-        patterns += [(pattern, TRIGGER_OFFSET + n) for n, pattern in enumerate(TRIGGER_PATTERNS)]
+        flag_list: list[int] = []
+        common = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
+        caseless = common | hyperscan.HS_FLAG_CASELESS
+        patterns = [(kb.signatures[i].regex_source or "", i, caseless) for i in kb.exact]
+        patterns += [(p, TRIGGER_OFFSET + n, caseless) for n, p in enumerate(TRIGGER_PATTERNS)]
+        offset = TRIGGER_OFFSET + len(TRIGGER_PATTERNS)
+        patterns += [(p, offset + n, common) for n, p in enumerate(CASE_SENSITIVE_TRIGGERS)]
         unsupported: list[str] = []
-        for pattern, ident in patterns:
+        for pattern, ident, flags in patterns:
             expression = _hyperscan_pattern(pattern)
             try:  # compile alone first so that one unsupported pattern cannot sink the database
                 hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(
                     expressions=[expression], ids=[0], elements=1, flags=[flags]
                 )
             except hyperscan.error:
-                unsupported.append(pattern)
+                unsupported.append(pattern if flags & hyperscan.HS_FLAG_CASELESS else f"(?-i:{pattern})")
                 continue
             expressions.append(expression)
             ids.append(ident)
+            flag_list.append(flags)
         database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=[flags] * len(expressions))
+        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flag_list)
         return hyperscan.dumpb(database), unsupported
 
     def candidates(self, block: bytes) -> list[Candidate]:
         events: list[tuple[int, int]] = []
-
-        def on_match(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
-            events.append((ident, to))
-
-        self._db.scan(block, match_event_handler=on_match)
-        offsets: dict[int, set[int] | None] = {}
-        for ident, to in events:
-            start = block.rfind(b"\n", 0, max(to - 1, 0)) + 1 if to else 0
-            signature = TRIGGER if ident >= TRIGGER_OFFSET else ident
-            found = offsets.setdefault(start, set())
-            if found is not None:
-                found.add(signature)
-        for candidate in self._fallback.candidates(block):
-            offsets[candidate.start] = None
-        return _lines_of(block, offsets)
+        append = events.append
+        self._db.scan(block, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))
+        events.sort()  # block mode reports by end offset already; this keeps the grouping safe regardless
+        out: list[Candidate] = []
+        line_end = -1
+        ids: set[int] = set()
+        for to, ident in events:
+            if to > line_end:
+                start = block.rfind(b"\n", 0, max(to - 1, 0)) + 1
+                line_end = block.find(b"\n", max(to - 1, 0))
+                if line_end < 0:
+                    line_end = len(block)
+                ids = set()
+                out.append(Candidate(start, line_end, ids))
+            ids.add(TRIGGER if ident >= TRIGGER_OFFSET else ident)
+        extra = self._fallback.candidates(block)
+        if not extra:
+            return out
+        merged = {candidate.start: candidate for candidate in out}
+        for candidate in extra:
+            merged[candidate.start] = candidate
+        return [merged[start] for start in sorted(merged)]
 
 
 class _PythonAlternation:
@@ -133,7 +145,8 @@ class PythonPrefilter:
 
     def __init__(self, kb: CompiledKB) -> None:
         patterns = [kb.signatures[i].regex_source or "" for i in kb.exact]
-        self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS))
+        cased = [f"(?-i:{pattern})" for pattern in CASE_SENSITIVE_TRIGGERS]
+        self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS) + cased)
 
     def candidates(self, block: bytes) -> list[Candidate]:
         return self._alternation.candidates(block)

@@ -132,33 +132,33 @@ class Scanner:
         newly: set[int] = set()
         position = 0
         newlines_before = 0
+        quiet = self._quiet
         for candidate in self.prefilter.candidates(block):
+            raw = block[candidate.start : candidate.end]
+            key = None
+            if candidate.ids == TRIGGER_ONLY and len(raw) <= MATCH_WINDOW:
+                key = raw.translate(_DIGITS_TO_ZERO)
+                if key in quiet:
+                    continue  # the hot path on noisy logs: no decoding, no line counting
+            # Line numbers are counted only up to lines that need one; the rest is counted in bulk.
             newlines_before += block.count(b"\n", position, candidate.start)
             position = candidate.start
             line_number = state.lines + newlines_before + 1
-            raw = block[candidate.start : candidate.end]
             if len(raw) > MATCH_WINDOW:
                 newly |= self._match_long_line(state, line_number, raw)
-            elif candidate.ids == TRIGGER_ONLY:
-                newly |= self._match_trigger_line(state, line_number, raw)
-            else:
-                newly |= self._match_line(state, line_number, raw, candidate.ids) or set()
+                continue
+            found = self._match_line(state, line_number, raw, candidate.ids)
+            if found is not None:
+                newly |= found
+            elif key is not None:
+                if len(quiet) >= QUIET_CACHE_LIMIT:
+                    quiet.clear()
+                quiet.add(key)
         if complete:
             count = block.count(b"\n")
             state.lines += count
             self.lines += count
         return newly
-
-    def _match_trigger_line(self, state: _Source, line_number: int, raw: bytes) -> set[int]:
-        key = raw.translate(_DIGITS_TO_ZERO)
-        if key in self._quiet:
-            return set()
-        newly = self._match_line(state, line_number, raw, TRIGGER_ONLY)
-        if newly is None:
-            if len(self._quiet) >= QUIET_CACHE_LIMIT:
-                self._quiet.clear()
-            self._quiet.add(key)
-        return newly or set()
 
     def _match_long_line(self, state: _Source, line_number: int, raw: bytes) -> set[int]:
         newly: set[int] = set()
