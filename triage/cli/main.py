@@ -13,7 +13,7 @@ import sys
 
 from triage import __version__
 
-COMMAND_MODULES: tuple[str, ...] = ("scan_cmd",)
+COMMAND_MODULES: tuple[str, ...] = ("scan_cmd", "tui_cmd")
 
 
 def build_parser() -> argparse.ArgumentParser:
