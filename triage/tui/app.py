@@ -51,21 +51,22 @@ class TriageApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "triage"
 
+    # The footer shows the short descriptions; the help screen shows the tooltips.
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("c", "copy_fix", "Copy fix"),
+        Binding("q", "quit", "Quit", tooltip="Quit triage"),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="Show this help"),
+        Binding("c", "copy_fix", "Copy fix", tooltip="Copy the selected fix (env, commands, code) to the clipboard"),
         Binding("left_square_bracket", "choose_fix(-1)", "Previous fix", show=False, key_display="["),
         Binding("right_square_bracket", "choose_fix(1)", "Next fix", show=False, key_display="]"),
-        Binding("p", "run_probes", "Probe"),
-        Binding("e", "export", "Export"),
-        Binding("r", "toggle_redact", "Redact on/off", show=False),
-        Binding("slash", "search", "Search", key_display="/"),
-        Binding("n", "search_again(True)", "Next hit", show=False),
-        Binding("N", "search_again(False)", "Previous hit", show=False, key_display="N"),
-        Binding("f", "toggle_filter", "Filter"),
-        Binding("b", "back", "Back from the log to the evidence", show=False),
-        Binding("t", "toggle_theme", "Light/dark theme", show=False),
+        Binding("p", "run_probes", "Probe", tooltip="Run the live probes of the selected cause and re-rank"),
+        Binding("e", "export", "Export", tooltip="Write a markdown report for an issue and copy it"),
+        Binding("r", "toggle_redact", "Redact", show=False, tooltip="Mask paths, hosts and IPs in exports (on/off)"),
+        Binding("slash", "search", "Search", key_display="/", tooltip="Search the log"),
+        Binding("n", "search_again(True)", "Next hit", show=False, tooltip="Next search hit"),
+        Binding("N", "search_again(False)", "Previous hit", show=False, key_display="N", tooltip="Previous search hit"),
+        Binding("f", "toggle_filter", "Filter", tooltip="Show only matched lines in the log (on/off)"),
+        Binding("b", "back", "Back", show=False, tooltip="Back from the log to where you jumped from"),
+        Binding("t", "toggle_theme", "Theme", show=False, tooltip="Switch between the light and dark theme"),
     ]
 
     def __init__(

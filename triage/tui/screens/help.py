@@ -23,7 +23,7 @@ def key_rows(bindings: Iterable[BindingType]) -> list[tuple[str, str]]:
     for binding in bindings:
         if isinstance(binding, Binding) and binding.description:
             keys = ", ".join(key.strip() for key in binding.key.split(","))
-            rows.append((binding.key_display or keys, binding.description))
+            rows.append((binding.key_display or keys, binding.tooltip or binding.description))
     return rows
 
 

@@ -40,13 +40,13 @@ class LogLine:
 
 class LogView(ScrollView, can_focus=True):
     BINDINGS = [
-        Binding("up,k", "cursor(-1)", "Line up", show=False),
-        Binding("down,j", "cursor(1)", "Line down", show=False),
+        Binding("up,k", "cursor(-1)", "Line up", show=False, key_display="up, k"),
+        Binding("down,j", "cursor(1)", "Line down", show=False, key_display="down, j"),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "edge(False)", "First line", show=False),
         Binding("end", "edge(True)", "Last line", show=False),
-        Binding("m", "next_match", "Next matched line", show=False),
+        Binding("m", "next_match", "Next match", show=False, tooltip="Next matched line below the cursor"),
     ]
 
     COMPONENT_CLASSES = {"log-view--gutter", "log-view--matched", "log-view--cursor", "log-view--search"}
