@@ -21,7 +21,10 @@ MAX_EVIDENCE = 5
 ENV_PREFIXES = ("ASCEND_", "HCCL_", "PYTORCH_NPU_", "TORCH_NPU_", "NPU_", "RANK", "WORLD_SIZE", "LOCAL_RANK")
 
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b")
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{1,4}(?![\w:])")
+# A "::" or five colons tells an IPv6 address from a clock time such as 10:00:01.
+_IPV6 = re.compile(
+    r"(?<![\w:])(?=[0-9a-fA-F:]*::|(?:[0-9a-fA-F]{1,4}:){5})(?:[0-9a-fA-F]{0,4}:){2,7}[0-9a-fA-F]{0,4}(?![\w:])"
+)
 # Only dotted names ending in a network suffix: Python module paths (torch_npu.npu.utils) must survive.
 _HOSTNAME = re.compile(
     r"\b(?:[a-zA-Z0-9-]+\.)+(?:local|lan|internal|intra|corp|cluster|com|net|org|io|cn|edu|cloud)\b"

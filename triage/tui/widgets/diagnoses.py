@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -10,16 +11,19 @@ from triage.cli.render import SEVERITY_STYLE, confidence_bar
 from triage.results import Diagnosis
 
 
-def diagnosis_prompt(position: int, diagnosis: Diagnosis) -> Text:
+def diagnosis_prompt(position: int, diagnosis: Diagnosis) -> Group:
     style = SEVERITY_STYLE.get(diagnosis.severity, "")
-    return Text.assemble(
+    scores = Text.assemble(
         (f"{position}. ", "bold"),
         (confidence_bar(diagnosis.confidence, 8), style),
         (f" {diagnosis.confidence:.2f} ", style),
         (f" {diagnosis.category} ", "reverse"),
-        "\n   ",
-        (diagnosis.title, "bold"),
+        no_wrap=True,
+        overflow="ellipsis",
     )
+    # One line per title keeps every cause two rows high; the detail pane shows the whole title.
+    title = Text(f"   {diagnosis.title}", style="bold", no_wrap=True, overflow="ellipsis")
+    return Group(scores, title)
 
 
 class DiagnosisList(OptionList):
