@@ -22,7 +22,7 @@ class EvidenceList(OptionList):
     """Evidence lines of the diagnosis; enter shows the line in the log."""
 
     DEFAULT_CSS = """
-    EvidenceList { height: auto; max-height: 8; border: none; padding: 0 1; }
+    EvidenceList, EvidenceList:focus { height: auto; max-height: 8; border: none; padding: 0 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
