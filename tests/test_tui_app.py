@@ -169,3 +169,17 @@ async def test_follow_streams_new_lines_and_diagnoses(tmp_path: Path):
         assert [d.id for d in app.result.diagnoses] == ["tui-npu-oom"]
         assert len(app.query_one(LogView).lines) == 2
         assert "New diagnosis" in [n.title for n in app._notifications]
+
+
+async def test_worker_failure_is_shown(monkeypatch):
+    import triage.tui.app as app_module
+
+    def broken_kb(*_args, **_kwargs):
+        raise RuntimeError("KB exploded")
+
+    monkeypatch.setattr(app_module, "load_app_kb", broken_kb)
+    app = make_app()
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert "KB exploded" in notifications(app)
+        assert app.is_running

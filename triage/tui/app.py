@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from triage.engine.probe_evidence import apply_probe_results
 from triage.engine.scanner import Scanner
@@ -187,6 +187,12 @@ class TriageApp(App[None]):
         self.scan_result = message.result
         self.scan_done = self.scan_done or message.done
         self._rerank()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Workers run with exit_on_error=False so that a bad log or probe cannot take the UI down;
+        # their failures must still be seen.
+        if event.state == WorkerState.ERROR:
+            self.notify(f"{event.worker.error}", title=f"{event.worker.group} failed", severity="error", timeout=10)
 
     def on_problem_found(self, message: ProblemFound) -> None:
         self.notify(message.text, severity="error", timeout=8)
