@@ -10,7 +10,6 @@ import os
 import platform
 import re
 import socket
-import sys
 from collections.abc import Callable, Iterable
 
 from triage import __version__
