@@ -1,0 +1,43 @@
+"""LogFeed numbers lines as the scanner does, so evidence points at the displayed lines."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from triage.engine.scanner import Scanner
+from triage.tui.feed import LogBatch, LogFeed
+from triage.tui.kb import load_app_kb
+from tui_support import ROOT
+
+OOM = "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n"
+
+
+def _scanner() -> Scanner:
+    kb, errors = load_app_kb([str(ROOT / "tests/fixtures/tui_kb")], include_shipped=False)
+    assert not errors
+    return Scanner(kb)
+
+
+def test_follow_reads_appended_lines_with_their_numbers(tmp_path: Path):
+    log = tmp_path / "a.log"
+    log.write_text("one\ntwo\n")
+    scanner = _scanner()
+    feed = LogFeed(scanner, [str(log)])
+    assert [b.lines for b in feed.read_all(follow=True)] == [["one", "two"]]
+    with log.open("a") as handle:
+        handle.write(OOM)
+    batches = list(feed.poll())
+    feed.close()
+    assert batches == [LogBatch(str(log), 3, [OOM.strip()])]
+    assert scanner.result().diagnoses[0].evidence[0].line == 3
+
+
+def test_gzip_and_missing_sources(tmp_path: Path):
+    packed = tmp_path / "b.log.gz"
+    packed.write_bytes(gzip.compress(b"x\n" + OOM.encode()))
+    feed = LogFeed(_scanner(), [str(packed), str(tmp_path / "missing.log")])
+    items = list(feed.read_all(follow=True))
+    assert isinstance(items[0], LogBatch) and items[0].lines[1] == OOM.strip()
+    assert "no such file" in str(items[1])
+    assert list(feed.poll()) == []  # a gzip stream is read once, never followed

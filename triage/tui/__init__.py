@@ -1,0 +1,1 @@
+"""The Textual face of triage: a thin UI over the engine, which never imports textual."""

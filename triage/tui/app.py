@@ -1,0 +1,365 @@
+"""The triage app: ranked causes, their details and the log, over one scanner fed by a thread worker.
+
+Workers never touch widgets: they post messages (triage.tui.messages) and the handlers here own
+every state change.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, OptionList, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from triage.engine.probe_evidence import apply_probe_results
+from triage.engine.scanner import Scanner
+from triage.report import build_report, collect_environment, fix_text
+from triage.results import Diagnosis, ScanResult
+from triage.sources import SourceError, display_name
+from triage.tui.feed import LogBatch, LogFeed
+from triage.tui.kb import load_app_kb
+from triage.tui.messages import (
+    EvidenceChosen,
+    LogLinesRead,
+    ProbeProgress,
+    ProblemFound,
+    ProbesFinished,
+    ScanUpdated,
+    SearchClosed,
+)
+from triage.tui.probes import ProbeRunner, ProbeRunnerUnavailable, default_probe_runner
+from triage.tui.screens.help import HelpScreen, key_rows
+from triage.tui.widgets.detail import DetailPane, EvidenceList
+from triage.tui.widgets.diagnoses import DiagnosisList
+from triage.tui.widgets.log_view import LogView
+from triage.tui.widgets.probe_status import ProbeStatus
+from triage.tui.widgets.search_bar import SearchBar
+
+POLL_SECONDS = 0.25
+"""How often followed files are checked for new lines."""
+DARK, LIGHT = "textual-dark", "textual-light"
+
+
+class TriageApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "triage"
+
+    # The footer shows the short descriptions; the help screen shows the tooltips.
+    BINDINGS = [
+        Binding("q", "quit", "Quit", tooltip="Quit triage"),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="Show this help"),
+        Binding("c", "copy_fix", "Copy fix", tooltip="Copy the selected fix (env, commands, code) to the clipboard"),
+        Binding("left_square_bracket", "choose_fix(-1)", "Previous fix", show=False, key_display="["),
+        Binding("right_square_bracket", "choose_fix(1)", "Next fix", show=False, key_display="]"),
+        Binding("p", "run_probes", "Probe", tooltip="Run the live probes of the selected cause and re-rank"),
+        Binding("e", "export", "Export", tooltip="Write a markdown report for an issue and copy it"),
+        Binding("r", "toggle_redact", "Redact", show=False, tooltip="Mask paths, hosts and IPs in exports (on/off)"),
+        Binding("slash", "search", "Search", key_display="/", tooltip="Search the log"),
+        Binding("n", "search_again(True)", "Next hit", show=False, tooltip="Next search hit"),
+        Binding("N", "search_again(False)", "Previous hit", show=False, key_display="N", tooltip="Previous search hit"),
+        Binding("f", "toggle_filter", "Filter", tooltip="Show only matched lines in the log (on/off)"),
+        Binding("b", "back", "Back", show=False, tooltip="Back from the log to where you jumped from"),
+        Binding("t", "toggle_theme", "Theme", show=False, tooltip="Switch between the light and dark theme"),
+    ]
+
+    def __init__(
+        self,
+        paths: list[str],
+        *,
+        kb_dirs: list[str] | None = None,
+        include_shipped_kb: bool = True,
+        follow: bool = False,
+        stdin_data: bytes | None = None,
+        probe_runner: ProbeRunner = default_probe_runner,
+        redact: bool = False,
+        report_path: Path = Path("triage-report.md"),
+    ) -> None:
+        super().__init__()
+        self.paths = paths
+        self.kb_dirs = kb_dirs or []
+        self.include_shipped_kb = include_shipped_kb
+        self.follow = follow
+        self.stdin_data = stdin_data
+        self.probe_runner = probe_runner
+        self.redact = redact
+        self.report_path = report_path
+        self.scan_result = ScanResult()
+        """The scanner's own ranking; `result` adds what the probes found."""
+        self.result = ScanResult()
+        self.probe_results: dict[str, dict[str, Any]] = {}
+        """Latest result of each probe run, by probe name."""
+        self.scan_done = False
+        self.line_count = 0
+        self._jump_origin: Any = None
+        self._stop_reading = threading.Event()
+        self.theme = DARK
+
+    # -- layout ------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with Horizontal(id="panes"):
+            yield DiagnosisList(id="diagnoses")
+            yield DetailPane(id="detail")
+        with Vertical(id="log-pane"):
+            yield LogView(show_source=len(self.paths) > 1, follow=self.follow, id="log")
+            yield SearchBar(placeholder="search the log (enter: find, escape: cancel)", id="search")
+        yield ProbeStatus(id="probes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#diagnoses").border_title = "Causes"
+        self.query_one("#detail").border_title = "Details"
+        self.query_one("#log").border_title = "Log"
+        self.query_one(DetailPane).show(None, [], empty="Reading…")
+        self._update_status()
+        self.query_one(DiagnosisList).focus()
+        self._read_logs()
+
+    # -- workers: they only post messages ----------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="feed", exit_on_error=False)
+    def _read_logs(self) -> None:
+        kb, errors = load_app_kb(self.kb_dirs, include_shipped=self.include_shipped_kb)
+        for error in errors:
+            self.post_message(ProblemFound(f"skipped KB entry: {error}"))
+        if not kb.entries:
+            self.post_message(ProblemFound("the knowledge base is empty; check --kb and TRIAGE_KB_PATH"))
+        scanner = Scanner(kb)
+        feed = LogFeed(scanner, self.paths, stdin_data=self.stdin_data)
+        worker = get_current_worker()
+        try:
+            for item in feed.read_all(follow=self.follow):
+                self._post_read(item, scanner)
+            self.post_message(ScanUpdated(scanner.result(), done=True))
+            while self.follow and not (worker.is_cancelled or self._stop_reading.is_set()):
+                got_lines = False
+                for item in feed.poll():
+                    got_lines = True
+                    self._post_read(item, scanner)
+                if not got_lines:
+                    self._stop_reading.wait(POLL_SECONDS)
+        finally:
+            feed.close()
+
+    def _post_read(self, item: LogBatch | SourceError, scanner: Scanner) -> None:
+        if isinstance(item, SourceError):
+            self.post_message(ProblemFound(str(item)))
+            return
+        self.post_message(LogLinesRead(item))
+        self.post_message(ScanUpdated(scanner.result(), done=False))
+
+    @work(thread=True, exclusive=True, group="probes", exit_on_error=False)
+    def _run_probes(self, diagnosis_id: str, probes: list[str]) -> None:
+        results: list[dict[str, Any]] = []
+        errors: list[str] = []
+        for done, name in enumerate(probes):
+            self.post_message(ProbeProgress(name, done, len(probes)))
+            try:
+                results.append(self.probe_runner(name))
+            except ProbeRunnerUnavailable as exc:
+                errors.append(str(exc))
+                break
+            except Exception as exc:  # noqa: BLE001 - a failing probe is reported, never fatal to the UI
+                errors.append(f"{name}: {exc}")
+        self.post_message(ProbesFinished(diagnosis_id, results, errors))
+
+    # -- message handlers: all state changes happen here -------------------------------------------
+
+    def on_log_lines_read(self, message: LogLinesRead) -> None:
+        self.line_count += len(message.batch.lines)
+        self.query_one(LogView).add_batch(message.batch)
+
+    def on_scan_updated(self, message: ScanUpdated) -> None:
+        known = {d.id for d in self.scan_result.diagnoses}
+        if self.scan_done:
+            # Only what arrives after the first full read is news; the first ranking is the screen itself.
+            for diagnosis in message.result.diagnoses:
+                if diagnosis.id not in known:
+                    self.notify(diagnosis.title, title="New diagnosis", severity="warning")
+        self.scan_result = message.result
+        self.scan_done = self.scan_done or message.done
+        self._rerank()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Workers run with exit_on_error=False so that a bad log or probe cannot take the UI down;
+        # their failures must still be seen.
+        if event.state == WorkerState.ERROR:
+            self.notify(f"{event.worker.error}", title=f"{event.worker.group} failed", severity="error", timeout=10)
+
+    def on_problem_found(self, message: ProblemFound) -> None:
+        self.notify(message.text, severity="error", timeout=8)
+
+    def on_probe_progress(self, message: ProbeProgress) -> None:
+        text = f"probe {message.done + 1}/{message.total}: running {message.probe}…"
+        self.query_one(ProbeStatus).running(text, message.done, message.total)
+
+    def on_probes_finished(self, message: ProbesFinished) -> None:
+        self.probe_results |= {str(r.get("probe", "?")): r for r in message.results}
+        self._rerank()
+        outcomes = [f"{r.get('probe', '?')}: {r.get('status', '?')}" for r in message.results] + message.errors
+        position = next((n for n, d in enumerate(self.result.diagnoses, 1) if d.id == message.diagnosis_id), None)
+        summary = "; ".join(outcomes) + (f" · now ranked #{position}" if position and message.results else "")
+        self.query_one(ProbeStatus).finished(summary)
+        for error in message.errors:
+            self.notify(error, title="Probe failed", severity="error")
+
+    @on(OptionList.OptionHighlighted, "#diagnoses")
+    def _diagnosis_highlighted(self) -> None:
+        self._show_detail()
+
+    @on(OptionList.OptionSelected, "#diagnoses")
+    def _diagnosis_selected(self) -> None:
+        self.query_one(EvidenceList).focus()
+
+    def on_evidence_chosen(self, message: EvidenceChosen) -> None:
+        log = self.query_one(LogView)
+        self._jump_origin = self.focused
+        if log.jump_to((message.line.source, message.line.line)):
+            log.focus()
+        else:
+            self.notify("That line is no longer held in the log view", severity="warning")
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        self._close_search()
+        if event.value:
+            self._search(event.value, forward=True)
+
+    def on_search_closed(self, _: SearchClosed) -> None:
+        self._close_search()
+
+    # -- actions -----------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        sections = [
+            ("Everywhere", key_rows(self.BINDINGS)),
+            ("Log", key_rows(LogView.BINDINGS)),
+            ("Moving", key_rows(Screen.BINDINGS) + [("up, down, enter", "Move and select in a list")]),
+        ]
+        self.push_screen(HelpScreen(sections))
+
+    def action_copy_fix(self) -> None:
+        fix = self.query_one(DetailPane).selected_fix
+        if fix is None:
+            self.notify("The selected diagnosis has no fix to copy", severity="warning")
+            return
+        text = fix_text(fix) or fix.title
+        self.copy_to_clipboard(text)
+        self.notify(f"{fix.title}\n{text.splitlines()[0]}", title="Copied fix")
+
+    def action_choose_fix(self, delta: int) -> None:
+        self.query_one(DetailPane).select_fix(delta)
+
+    def action_run_probes(self) -> None:
+        diagnosis = self.selected_diagnosis
+        if diagnosis is None:
+            self.notify("No diagnosis selected", severity="warning")
+        elif not diagnosis.probes:
+            self.notify(f"No probe can check “{diagnosis.title}”", severity="warning")
+        else:
+            self.query_one(ProbeStatus).running(f"starting {', '.join(diagnosis.probes)}…", 0, len(diagnosis.probes))
+            self._run_probes(diagnosis.id, list(diagnosis.probes))
+
+    def action_export(self) -> None:
+        report = build_report(
+            self.result,
+            sources=[display_name(path) for path in self.paths],
+            environment=collect_environment(),
+            redacted=self.redact,
+        )
+        self.copy_to_clipboard(report)
+        kind = "redacted" if self.redact else "not redacted; r toggles"
+        try:
+            self.report_path.write_text(report, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Copied, but {self.report_path}: {exc.strerror or exc}", title="Report", severity="error")
+            return
+        self.notify(f"Wrote {self.report_path} and copied it ({kind})", title="Report")
+
+    def action_toggle_redact(self) -> None:
+        self.redact = not self.redact
+        self.notify(f"Redaction of paths, hosts and IPs in exports is {'on' if self.redact else 'off'}")
+        self._update_status()
+
+    def action_search(self) -> None:
+        self.query_one(SearchBar).open()
+
+    def action_search_again(self, forward: bool) -> None:
+        term = self.query_one(LogView).search_term
+        if term:
+            self._search(term, forward=forward)
+        else:
+            self.notify("Press / to search first")
+
+    def action_toggle_filter(self) -> None:
+        log = self.query_one(LogView)
+        log.filtered = not log.filtered
+        log.border_title = "Log: matched lines only (f: all)" if log.filtered else "Log"
+        self._update_status()
+
+    def action_back(self) -> None:
+        if self._jump_origin is not None:
+            self._jump_origin.focus()
+            self._jump_origin = None
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.theme == DARK else DARK
+        self.query_one(DetailPane).dark = self.theme == DARK
+        self._show_detail()
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    @property
+    def selected_diagnosis(self) -> Diagnosis | None:
+        selected = self.query_one(DiagnosisList).selected_id
+        return next((d for d in self.result.diagnoses if d.id == selected), None)
+
+    def _rerank(self) -> None:
+        probes = list(self.probe_results.values())
+        self.result = apply_probe_results(self.scan_result, probes) if probes else self.scan_result
+        self.query_one(DiagnosisList).show(self.result.diagnoses)
+        self.query_one(LogView).set_matched({(e.source, e.line) for d in self.result.diagnoses for e in d.evidence})
+        self._show_detail()
+        self._update_status()
+
+    def _show_detail(self) -> None:
+        if self.result.diagnoses:
+            empty = ""
+        elif self.scan_done:
+            empty = f"No known failure found in {self.line_count:,} lines."
+        else:
+            empty = "Reading…"
+        self.query_one(DetailPane).show(self.selected_diagnosis, list(self.probe_results.values()), empty=empty)
+
+    def _update_status(self) -> None:
+        names = ", ".join(Path(display_name(p)).name for p in self.paths) or "no input"
+        state = "following" if self.follow else ("done" if self.scan_done else "reading")
+        parts = [names, f"{self.line_count:,} lines", f"{len(self.result.diagnoses)} cause{'' if len(self.result.diagnoses) == 1 else 's'}", state]
+        if self.query_one(LogView).filtered:
+            parts.append("filter on")
+        if self.redact:
+            parts.append("redact on")
+        self.query_one("#status", Static).update(" · ".join(parts))
+
+    def _search(self, term: str, *, forward: bool) -> None:
+        log = self.query_one(LogView)
+        if log.search(term, forward=forward):
+            log.focus()
+        else:
+            self.notify(f"“{term}” not found", severity="warning")
+
+    def _close_search(self) -> None:
+        self.query_one(SearchBar).close()
+        self.query_one(LogView).focus()
+
+    def on_unmount(self) -> None:
+        # The feed worker waits on this between polls; set it so quitting never waits a poll.
+        self._stop_reading.set()

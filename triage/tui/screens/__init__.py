@@ -1,0 +1,1 @@
+"""Screens shown over the main one."""
