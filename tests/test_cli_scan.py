@@ -62,7 +62,7 @@ def test_json_contract(oom_log):
     diagnosis = data["diagnoses"][0]
     for key in ("id", "category", "title", "severity", "confidence", "score", "evidence", "causes", "fixes", "probes", "extracted"):
         assert key in diagnosis
-    assert diagnosis["evidence"][0] == {"source": str(oom_log), "line": 21, "text": OOM.strip(), "rank": None, "timestamp": None}
+    assert diagnosis["evidence"][0] == {"source": str(oom_log), "line": 21, "text": OOM.strip(), "rank": None, "timestamp": None, "supports": None}
     assert 0 <= diagnosis["confidence"] <= 1
 
 

@@ -17,7 +17,7 @@ from triage.results import Diagnosis, EvidenceLine, ScanResult
 def kb():
     from triage.engine import load_engine_kb
 
-    kb, errors = load_engine_kb([str(TEST_KB)], strict=True)
+    kb, errors = load_engine_kb([str(TEST_KB)], strict=True, include_shipped=False)
     assert not errors
     return kb
 
@@ -78,7 +78,8 @@ def test_without_times_arrival_order_decides(kb):
     # A communication failure with nothing before it is the root itself.
     comms_first = scan(kb, rank_sources(timestamps=False, order=[0, 5]))
     assert comms_first.root_rank == 0
-    assert [(d.category, d.role) for d in comms_first.diagnoses] == [("hccl_timeout", "root"), ("npu_oom", None)]
+    roles = [(d.category, d.role) for d in comms_first.diagnoses]
+    assert roles[0] == ("hccl_timeout", "root") and ("npu_oom", None) in roles
 
 
 def test_top_is_cut_after_reranking(kb):

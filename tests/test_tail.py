@@ -47,7 +47,7 @@ def follow(patterns: list[Path | str], **options) -> tuple[Follower, Recorder, l
 def kb():
     from triage.engine import load_engine_kb
 
-    kb, errors = load_engine_kb([str(TEST_KB)], strict=True)
+    kb, errors = load_engine_kb([str(TEST_KB)], strict=True, include_shipped=False)
     assert not errors
     return kb
 
@@ -189,7 +189,7 @@ def test_stream_lines_reports_as_it_reads_and_survives_binary_junk(live):
     scan, events = live
     junk = bytes(range(256)) * 64
     stream_lines(io.BytesIO(junk + f"\n[rank2]: {OOM}".encode()), scan, "child")  # last line has no newline
-    assert [(e.kind, e.diagnosis.id, e.diagnosis.rank) for e in events] == [("diagnosis", "npu-out-of-memory", 2)]
+    assert [(e.kind, e.diagnosis.id, e.diagnosis.rank) for e in events] == [("diagnosis", "test-npu-oom", 2)]
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def run_tail(capsys, monkeypatch, *args: str) -> tuple[int, str, str]:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(tail_cmd.time, "sleep", interrupt)
-    code = main(["tail", "--kb", str(TEST_KB), *args])
+    code = main(["tail", "--no-shipped-kb", "--kb", str(TEST_KB), *args])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -221,7 +221,7 @@ def test_json_events_and_exit_on(tmp_path, capsys, monkeypatch):
     kinds = [event["event"] for event in events]
     assert kinds[0] == "diagnosis" and kinds[-1] == "summary"
     diagnoses = {event["id"]: event for event in events if event["event"] == "diagnosis"}
-    assert diagnoses["npu-out-of-memory"]["rank"] == ROOT_RANK and "causes" in diagnoses["npu-out-of-memory"]
+    assert diagnoses["test-npu-oom"]["rank"] == ROOT_RANK and "causes" in diagnoses["test-npu-oom"]
     summary = events[-1]
     assert summary["root_rank"] == ROOT_RANK and summary["diagnoses"][0]["role"] == "root"
     assert {d["role"] for d in summary["diagnoses"] if d["category"] == "hccl_timeout"} == {"cascade"}
@@ -252,7 +252,7 @@ def test_tail_subprocess_prints_a_diagnosis_as_it_is_written_and_a_summary_on_ct
     log = tmp_path / "rank_3.log"
     log.write_text("[rank3]: step 1 | loss 2.0\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "triage", "tail", "--json", "--kb", str(TEST_KB), str(log)]
+    command = [sys.executable, "-m", "triage", "tail", "--json", "--no-shipped-kb", "--kb", str(TEST_KB), str(log)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as child:
         deadline = time.monotonic() + 10
         diagnosis = None

@@ -20,6 +20,9 @@ class EvidenceLine(_Result):
     line: int
     text: str
     rank: int | None = None
+    supports: str | None = Field(
+        None, description="The cause id this line is evidence for; null for a line that matched the entry itself."
+    )
     timestamp: datetime | None = Field(None, description="When the line was written, where it says (UTC if it gave a zone).")
 
 

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     except LabelError as exc:
         print(f"triage: {exc}", file=sys.stderr)
         return 2
-    kb, kb_errors = load_engine_kb(args.kb)
+    kb, kb_errors = load_engine_kb(args.kb, include_shipped=args.shipped_kb)
     for error in kb_errors:
         print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
     report = evaluate(kb, cases)

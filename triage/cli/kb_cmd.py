@@ -90,7 +90,7 @@ def _load(args: argparse.Namespace) -> Any:
     from triage.kb.loader import load_kb
     from triage.kb.paths import kb_dirs
 
-    kb, errors = load_kb(kb_dirs(args.kb), strict=False)
+    kb, errors = load_kb(kb_dirs(args.kb, include_shipped=args.shipped_kb), strict=False)
     for error in errors:
         print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
     return kb
@@ -138,7 +138,7 @@ def run_new(args: argparse.Namespace) -> int:
     try:
         line_range = parse_range(args.lines) if args.lines else None
         lines = read_log(Path(args.log) if args.log else None, sys.stdin, line_range)
-        kb, _ = load_engine_kb(args.kb)
+        kb, _ = load_engine_kb(args.kb, include_shipped=args.shipped_kb)
         draft = draft_entry(lines, kb, entry_id=args.entry_id, category=args.category, title=args.title)
     except ScaffoldError as exc:
         print(f"triage: {exc}", file=sys.stderr)
@@ -195,7 +195,7 @@ def run_validate(args: argparse.Namespace) -> int:
         for validator in VALIDATORS:
             print(f"{validator.name:<16} {validator.severity:<8} {validator.description}")
         return EXIT_OK
-    context_dirs = kb_dirs(args.kb)
+    context_dirs = kb_dirs(args.kb, include_shipped=args.shipped_kb)
     paths = [Path(p) for p in args.paths] or [d for d in context_dirs if d.is_dir()]
     baselines = load_baselines(Path(args.samples) if args.samples else default_samples_dir())
     try:
@@ -221,7 +221,7 @@ def run_test(args: argparse.Namespace) -> int:
     from triage.kb.loader import load_kb
     from triage.kb.paths import kb_dirs
 
-    kb, errors = load_kb(kb_dirs(args.kb), strict=False)
+    kb, errors = load_kb(kb_dirs(args.kb, include_shipped=args.shipped_kb), strict=False)
     for error in errors:
         print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
     checker = ExampleChecker(compile_kb(kb))

@@ -24,13 +24,19 @@ def add_kb_option(parser: argparse.ArgumentParser) -> None:
         help="extra KB directory merged over the shipped KB (repeatable; the same id overrides). "
         "TRIAGE_KB_PATH adds more.",
     )
+    parser.add_argument(
+        "--no-shipped-kb",
+        dest="shipped_kb",
+        action="store_false",
+        help="use only the KB directories given with --kb and TRIAGE_KB_PATH",
+    )
 
 
-def load_cli_kb(extra_dirs: list[str]) -> CompiledKB | None:
+def load_cli_kb(extra_dirs: list[str], *, include_shipped: bool = True) -> CompiledKB | None:
     """The KB for a command, with skipped entries reported on stderr; None (reported) when it is empty."""
     from triage.engine import load_engine_kb
 
-    kb, kb_errors = load_engine_kb(extra_dirs)
+    kb, kb_errors = load_engine_kb(extra_dirs, include_shipped=include_shipped)
     for error in kb_errors:
         print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
     if not kb.entries:
@@ -80,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if paths == ["-"] and sys.stdin.isatty():
         print("triage: no input: give log files, or pipe a log into `triage scan`", file=sys.stderr)
         return EXIT_USAGE
-    kb = load_cli_kb(args.kb)
+    kb = load_cli_kb(args.kb, include_shipped=args.shipped_kb)
     if kb is None:
         return EXIT_USAGE
     scanner = Scanner(kb)

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from triage.follow import Follower
     from triage.live import LiveScan
 
-    kb = load_cli_kb(args.kb)
+    kb = load_cli_kb(args.kb, include_shipped=args.shipped_kb)
     if kb is None:
         return EXIT_USAGE
     printer = EventPrinter(as_json=args.json)

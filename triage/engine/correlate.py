@@ -59,7 +59,12 @@ def _line_times(diagnoses: list[Diagnosis]) -> list[list[LineTime | None]]:
 
 
 def _onset(diagnosis: Diagnosis, times: list[LineTime | None]) -> _Onset:
-    timed = [(time.when, line.rank) for line, time in zip(diagnosis.evidence, times) if time is not None]
+    # Lines that only support a cause (an EI0002 entry quoting the OOM that started it) do not date it.
+    timed = [
+        (time.when, line.rank)
+        for line, time in zip(diagnosis.evidence, times)
+        if time is not None and line.supports is None
+    ]
     if not timed:
         return _Onset(None, diagnosis.rank, diagnosis.first_seen)
     # min() keeps the first of equal times, and evidence lines are in arrival order.

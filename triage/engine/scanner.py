@@ -184,11 +184,14 @@ class Scanner:
         if line.rank is None:
             line.rank = state.rank
         newly: set[int] = set()
-        primary_entries = {hit.signature.entry for hit in hits if hit.signature.cause is None}
-        for entry in {hit.signature.entry for hit in hits}:
-            self.evidence.setdefault(entry, EntryEvidence()).add_line(
-                self._order, line, primary=entry in primary_entries
-            )
+        supports: dict[int, str | None] = {}
+        for hit in hits:  # a line that matches the entry itself outranks one that only supports a cause
+            entry, cause = hit.signature.entry, hit.signature.cause
+            if entry not in supports or cause is None:
+                supports[entry] = cause
+        for entry, cause in supports.items():
+            entry_line = line if cause is None else line.model_copy(update={"supports": cause})
+            self.evidence.setdefault(entry, EntryEvidence()).add_line(self._order, entry_line, primary=cause is None)
         for hit in hits:
             signature = hit.signature
             evidence = self.evidence[signature.entry]

@@ -10,13 +10,16 @@ from triage.engine.prefilter import build_prefilter
 from triage.kb.paths import kb_dirs
 
 
-def load_engine_kb(extra_dirs: list[str] | None = None, *, strict: bool = False) -> tuple[CompiledKB, list[str]]:
+def load_engine_kb(
+    extra_dirs: list[str] | None = None, *, strict: bool = False, include_shipped: bool = True
+) -> tuple[CompiledKB, list[str]]:
     """The shipped KB merged with TRIAGE_KB_PATH and `extra_dirs`, and one-line load errors.
 
     With strict=False a malformed entry is skipped and reported, so that one bad user entry costs
     that entry, not the whole scan. A cached compiled KB is used while no KB file has changed.
+    include_shipped=False leaves out the shipped KB (tests pin small fixture KBs with it).
     """
-    dirs: list[Path] = kb_dirs(extra_dirs)
+    dirs: list[Path] = kb_dirs(extra_dirs, include_shipped=include_shipped)
     key = kb_cache.fingerprint(dirs) + ("-strict" if strict else "")
     if kb_cache.enabled():
         cached = kb_cache.load(key)

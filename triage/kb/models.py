@@ -20,8 +20,10 @@ CATEGORIES: tuple[str, ...] = (
     "nan_loss_scale",
     "env_version",
     "dynamic_shape_compile",
+    "other",
 )
-"""The fixed category names; each is also a folder under `kb/`."""
+"""The fixed category names; each is also a folder under `kb/`. `other` holds device, driver and
+hardware faults that are none of the above (P2P mapping, driver internal errors)."""
 
 Severity = Literal["critical", "error", "warning", "info"]
 Status = Literal["experimental", "test", "stable"]
