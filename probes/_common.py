@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import platform
 import sys
@@ -231,10 +232,21 @@ def run_probe_main(
 
 def emit(result: dict[str, Any], *, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(result, default=str) + "\n")
+        sys.stdout.write(json.dumps(_finite(result), default=str, allow_nan=False) + "\n")
     else:
         sys.stdout.write(human_summary(result) + "\n")
     sys.stdout.flush()
+
+
+def _finite(value: Any) -> Any:
+    # NaN and inf losses are normal evidence here, but bare NaN/Infinity is not valid JSON.
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def human_summary(result: dict[str, Any]) -> str:
