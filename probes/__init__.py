@@ -17,3 +17,6 @@ PROBES: dict[str, str] = {
     "alignment": "data_ptr alignment of fresh, sliced, DataLoader and pinned tensors (64/512 B)",
     "loss_scale": "fp16/bf16 GradScaler step: scale growth/backoff, inf detection, fp16 saturation",
 }
+
+# Runnable by name but never listed: exists only so tests can exercise crash handling for real.
+TEST_PROBES: dict[str, str] = {"_crash": "Misbehaves on purpose (--mode segv|hang|junk|exit)"}

@@ -233,7 +233,7 @@ def body(ctx: ProbeContext) -> list[Finding]:
 
 def _add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ops", default=",".join(DEFAULT_OPS), help=f"comma-separated; known: {', '.join(OPS)}")
-    parser.add_argument("--op-timeout", type=float, default=60.0, help="seconds per op (each runs in its own process)")
+    parser.add_argument("--op-timeout", type=float, default=30.0, help="seconds per op (each runs in its own process)")
     parser.add_argument("--one-op", help=argparse.SUPPRESS)  # internal: the per-op child
 
 
