@@ -27,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run_p.add_argument("--python", help=f"Python with torch to run probes under (env {runner.PYTHON_ENV}; "
                        "default: this Python)")
     run_p.add_argument("--timeout", type=float, default=runner.DEFAULT_TIMEOUT, help="seconds per probe")
+    run_p.add_argument("--record", help="`triage run` sidecar record, passed to hccl_init (init_process_group count)")
     run_p.set_defaults(func=run)
 
 
@@ -36,8 +37,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:12} {description}")
         return EXIT_OK
     names = [n for n, _ in runner.list_probes()] if args.name == "all" else [args.name]
+    extra = {"hccl_init": ["--record", args.record]} if args.record else {}
     try:
-        results = runner.run_probes(names, python=args.python, timeout=args.timeout, device=args.device)
+        results = [runner.run_probe(n, python=args.python, timeout=args.timeout, device=args.device,
+                                    extra_args=extra.get(n, ())) for n in names]
     except runner.UnknownProbeError as exc:
         print(f"triage probe: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -54,3 +57,15 @@ def exit_code(results: list[ProbeResult]) -> int:
     if "error" in statuses:
         return EXIT_ERROR
     return EXIT_FINDING if "finding" in statuses else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (`python -m triage.cli.probe_cmd run all`), usable before or without triage's main CLI."""
+    parser = argparse.ArgumentParser(prog="triage")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["probe", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
