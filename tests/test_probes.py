@@ -128,13 +128,20 @@ def test_env_reports_versions(cpu_results: dict[str, dict[str, Any]]) -> None:
     assert "torch-npu-absent" in found
 
 
-def test_device_override_unavailable_is_skipped() -> None:
-    result = run_module("alignment", "--device", "cuda")
+def run_in_process(module: Any, capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run a probe's main() here; for paths that stop before any device work, a subprocess buys nothing."""
+    assert module.main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def test_device_override_unavailable_is_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    result = json.loads(run_in_process(alignment, capsys, "--json", "--device", "cuda"))
     assert result["status"] == "skipped" and "cuda" in result["reason"]
+    assert result["device"] == {"type": "cuda", "name": "unavailable", "count": 0}
 
 
-def test_unknown_op_is_one_error_line_in_the_human_summary() -> None:
-    out = run_module("op_support", "--ops", "bmm,no_such_op", as_json=False).splitlines()
+def test_unknown_op_is_one_error_line_in_the_human_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_in_process(op_support, capsys, "--ops", "bmm,no_such_op").splitlines()
     assert out[0].startswith("op_support [cpu: ") and out[0].split("] ")[1].startswith("error")
     assert "no_such_op" in out[1] and "Traceback" not in "".join(out)
 
@@ -243,67 +250,70 @@ def test_status_only_turns_finding_on_confirmation() -> None:
 
 # --- simulated backends ---------------------------------------------------------------------------
 
-@pytest.mark.simulated
-def test_fake_fallback_kernel_is_detected_by_fd2_and_profiler(tmp_path: Path) -> None:
-    # Mimics torch_npu's npu_cpu_fallback on the CPU: its verbatim warning on fd 2 plus aten::_to_cpu.
-    record = run_script(tmp_path, """
-        import json, os, torch
-        from probes import op_support
-        MSG = (b"[W610 18:26:03.055846726 VariableFallbackKernel.cpp:250] Warning: CAUTION: The operator "
-               b"'aten::special_entr.out' is not currently supported on the NPU backend and will fall back to run "
-               b"on the CPU. This may have performance implications. (function npu_cpu_fallback)\\n")
-        def fake(torch, dev):
-            (x,) = op_support._inputs(torch, dev, (8,))
-            os.write(2, MSG)
-            (y,) = torch.ops.aten._to_cpu([x])
-            return torch.special.entr(y.abs())
-        op_support.OPS["fake_fallback"] = fake
-        rec = op_support.run_one(torch, "cpu", "fake_fallback")
-        findings = op_support._findings([rec], "npu")
-        print(json.dumps({"rec": rec, "ids": {f.id: f.confirms for f in findings}}))
-    """)
-    assert record["rec"]["verdict"] == "cpu_fallback"
-    assert record["rec"]["to_cpu_events"] == 1
-    assert "aten::special_entr.out" in record["rec"]["fallback_warnings"][0]
-    assert record["ids"]["op-cpu-fallback"] == ["op-cpu-fallback"]
+SIMULATION = """
+    import contextlib, io, json, os
+    os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    import torch, torch.distributed as dist
+    from torch.distributed import ProcessGroupGloo
+    from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+    from probes import _common, hccl_init, op_support
+
+    # 1. A fallback kernel acting like torch_npu's npu_cpu_fallback: its verbatim warning on fd 2,
+    #    then aten::_to_cpu. Run on the real CPU device.
+    MSG = (b"[W610 18:26:03.055846726 VariableFallbackKernel.cpp:250] Warning: CAUTION: The operator "
+           b"'aten::special_entr.out' is not currently supported on the NPU backend and will fall back to run "
+           b"on the CPU. This may have performance implications. (function npu_cpu_fallback)\\n")
+    def fake(torch, dev):
+        (x,) = op_support._inputs(torch, dev, (8,))
+        os.write(2, MSG)
+        (y,) = torch.ops.aten._to_cpu([x])
+        return torch.special.entr(y.abs())
+    op_support.OPS["fake_fallback"] = fake
+    fallback = op_support.run_one(torch, "cpu", "fake_fallback")
+    fallback_ids = {f.id: f.confirms for f in op_support._findings([fallback], "npu")}
+
+    # 2. A Python PrivateUse1 backend named "npu": detected as the device; it has no kernels at all.
+    _setup_privateuseone_for_python_backend("npu")
+    device = _common.detect_device(torch, None, npu_available=False)
+    npu_records = [op_support.run_one(torch, "npu", op) for op in ("bmm", "float64")]
+    npu_confirms = sorted({c for f in op_support._findings(npu_records, "npu") for c in f.confirms})
+
+    # 3. gloo registered as "hccl".
+    dist.Backend.register_backend(
+        "hccl", lambda o, pg_options=None: ProcessGroupGloo(o.store, o.group_rank, o.group_size, o.timeout),
+        extended_api=True, devices=["cpu"])
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        hccl_init.main(["--json", "--device", "cpu", "--backend", "hccl"])
+
+    print(json.dumps({"fallback": fallback, "fallback_ids": fallback_ids, "device": device.type,
+                      "npu_verdicts": [r["verdict"] for r in npu_records], "npu_confirms": npu_confirms,
+                      "hccl": json.loads(buf.getvalue())}))
+"""
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return run_script(tmp_path_factory.mktemp("sim"), SIMULATION)
 
 
 @pytest.mark.simulated
-def test_fake_npu_is_detected_and_unsupported_ops_classified(tmp_path: Path) -> None:
-    out = run_script(tmp_path, """
-        import json, os
-        os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-        import torch
-        from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
-        _setup_privateuseone_for_python_backend("npu")
-        from probes import _common, op_support
-        device = _common.detect_device(torch, None, npu_available=False)
-        records = [op_support.run_one(torch, "npu", op) for op in ("bmm", "float64")]
-        findings = op_support._findings(records, "npu")
-        print(json.dumps({"device": device.type, "verdicts": [r["verdict"] for r in records],
-                          "confirms": sorted({c for f in findings for c in f.confirms})}))
-    """)
-    assert out["device"] == "npu"
-    assert out["verdicts"] == ["not_supported", "not_supported"]
-    assert out["confirms"] == ["float64-default-dtype", "op-not-supported"]
+def test_fake_fallback_kernel_is_detected_by_fd2_and_profiler(simulated: dict[str, Any]) -> None:
+    assert simulated["fallback"]["verdict"] == "cpu_fallback"
+    assert simulated["fallback"]["to_cpu_events"] == 1
+    assert "aten::special_entr.out" in simulated["fallback"]["fallback_warnings"][0]
+    assert simulated["fallback_ids"]["op-cpu-fallback"] == ["op-cpu-fallback"]
 
 
 @pytest.mark.simulated
-def test_gloo_registered_as_hccl_initialises(tmp_path: Path) -> None:
-    out = run_script(tmp_path, """
-        import contextlib, io, json, sys
-        import torch, torch.distributed as dist
-        from torch.distributed import ProcessGroupGloo
-        dist.Backend.register_backend(
-            "hccl", lambda opts, pg_options=None: ProcessGroupGloo(opts.store, opts.group_rank, opts.group_size,
-                                                                   opts.timeout),
-            extended_api=True, devices=["cpu"])
-        from probes import hccl_init
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            hccl_init.main(["--json", "--device", "cpu", "--backend", "hccl"])
-        print(buf.getvalue())
-    """)
-    found = findings_by_id(out)
+def test_fake_npu_is_detected_and_unsupported_ops_classified(simulated: dict[str, Any]) -> None:
+    assert simulated["device"] == "npu"
+    assert simulated["npu_verdicts"] == ["not_supported", "not_supported"]
+    assert simulated["npu_confirms"] == ["float64-default-dtype", "op-not-supported"]
+
+
+@pytest.mark.simulated
+def test_gloo_registered_as_hccl_initialises(simulated: dict[str, Any]) -> None:
+    found = findings_by_id(simulated["hccl"])
     assert found["dist-state"]["evidence"]["hccl_registered"] is True
     assert found["pg-init-ok"]["evidence"]["reported_backend"] == "hccl"
