@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TextIO
 
 CONTRACT_VERSION = "1"
 INSTALL_HINT = "pip install 'ascend-triage[probes]'  (or: pip install torch)"
@@ -62,7 +62,7 @@ ProbeBody = Callable[[ProbeContext], list[Finding]]
 def import_torch() -> tuple[Any | None, str | None]:
     # torch autoloads torch_npu through an entry point; without CANN that makes `import torch`
     # itself fail, so autoload is disabled and torch_npu imported explicitly (see probes/_npu.py).
-    os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+    os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     try:
         import torch
     except Exception as exc:  # ImportError, or a broken install raising anything at import
@@ -203,6 +203,33 @@ def run_probe_main(
 ) -> int:
     """Entry point shared by all probes. Always prints one result; returns the process exit code."""
     args = parse_args(probe, description, argv, add_args)
+    with reserved_stdout() as out:
+        result = _run(probe, version, body, args)
+        emit(result, out, as_json=args.json)
+    return 0
+
+
+@contextlib.contextmanager
+def reserved_stdout() -> Iterator[TextIO]:
+    """Point fd 1 at stderr while the probe runs and hand back the real stdout for the result.
+
+    CANN logs go to stdout with ASCEND_SLOG_PRINT_TO_STDOUT=1, and C++ libraries print there too;
+    either would break the one-JSON-object contract.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        # sys.stdout too, for when it is not backed by fd 1 (an embedding host, a test harness).
+        with os.fdopen(os.dup(saved), "w", encoding="utf-8") as out, contextlib.redirect_stdout(sys.stderr):
+            yield out
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _run(probe: str, version: str, body: ProbeBody, args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
     device: DeviceInfo | None = None
     findings: list[Finding] = []
@@ -225,17 +252,15 @@ def run_probe_main(
             device = device or DeviceInfo(args.device or "cpu", "unavailable", 0)
         except Exception as exc:  # a probe bug or a device failure: one line, never a traceback
             status, reason = "error", one_line(exc)
-    result = envelope(probe, version, device, status, findings, time.monotonic() - started, reason)
-    emit(result, as_json=args.json)
-    return 0
+    return envelope(probe, version, device, status, findings, time.monotonic() - started, reason)
 
 
-def emit(result: dict[str, Any], *, as_json: bool) -> None:
+def emit(result: dict[str, Any], out: TextIO, *, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(_finite(result), default=str, allow_nan=False) + "\n")
+        out.write(json.dumps(_finite(result), default=str, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(human_summary(result) + "\n")
-    sys.stdout.flush()
+        out.write(human_summary(result) + "\n")
+    out.flush()
 
 
 def _finite(value: Any) -> Any:

@@ -8,6 +8,7 @@ torch_npu or HCCL.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -128,22 +129,38 @@ def test_env_reports_versions(cpu_results: dict[str, dict[str, Any]]) -> None:
     assert "torch-npu-absent" in found
 
 
-def run_in_process(module: Any, capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    """Run a probe's main() here; for paths that stop before any device work, a subprocess buys nothing."""
+def run_in_process(module: Any, capfd: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run a probe's main() here; for paths that stop before any device work, a subprocess buys nothing.
+
+    capfd, not capsys: probes write their result to file descriptor 1, not to sys.stdout.
+    """
     assert module.main(list(argv)) == 0
-    return capsys.readouterr().out
+    return capfd.readouterr().out
 
 
-def test_device_override_unavailable_is_skipped(capsys: pytest.CaptureFixture[str]) -> None:
-    result = json.loads(run_in_process(alignment, capsys, "--json", "--device", "cuda"))
+def test_device_override_unavailable_is_skipped(capfd: pytest.CaptureFixture[str]) -> None:
+    result = json.loads(run_in_process(alignment, capfd, "--json", "--device", "cuda"))
     assert result["status"] == "skipped" and "cuda" in result["reason"]
     assert result["device"] == {"type": "cuda", "name": "unavailable", "count": 0}
 
 
-def test_unknown_op_is_one_error_line_in_the_human_summary(capsys: pytest.CaptureFixture[str]) -> None:
-    out = run_in_process(op_support, capsys, "--ops", "bmm,no_such_op").splitlines()
+def test_unknown_op_is_one_error_line_in_the_human_summary(capfd: pytest.CaptureFixture[str]) -> None:
+    out = run_in_process(op_support, capfd, "--ops", "bmm,no_such_op").splitlines()
     assert out[0].startswith("op_support [cpu: ") and out[0].split("] ")[1].startswith("error")
     assert "no_such_op" in out[1] and "Traceback" not in "".join(out)
+
+
+def test_stray_stdout_goes_to_stderr_not_into_the_json(capfd: pytest.CaptureFixture[str]) -> None:
+    # Stands in for CANN with ASCEND_SLOG_PRINT_TO_STDOUT=1: writes to fd 1 while the probe runs.
+    def noisy(ctx: _common.ProbeContext) -> list[_common.Finding]:
+        os.write(1, b"[INFO] ASCENDCL(123) log line\n")
+        print("python noise")
+        return [_common.Finding("quiet", "ok")]
+
+    assert _common.run_probe_main("noisy", "1", "test", noisy, ["--json", "--device", "cpu"]) == 0
+    out, err = capfd.readouterr()
+    assert json.loads(out)["findings"][0]["id"] == "quiet"
+    assert "ASCENDCL(123)" in err and "python noise" in err
 
 
 def test_every_default_op_is_known() -> None:
@@ -251,7 +268,7 @@ def test_status_only_turns_finding_on_confirmation() -> None:
 # --- simulated backends ---------------------------------------------------------------------------
 
 SIMULATION = """
-    import contextlib, io, json, os
+    import json, os, tempfile
     os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     import torch, torch.distributed as dist
     from torch.distributed import ProcessGroupGloo
@@ -282,13 +299,19 @@ SIMULATION = """
     dist.Backend.register_backend(
         "hccl", lambda o, pg_options=None: ProcessGroupGloo(o.store, o.group_rank, o.group_size, o.timeout),
         extended_api=True, devices=["cpu"])
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        hccl_init.main(["--json", "--device", "cpu", "--backend", "hccl"])
+    with tempfile.TemporaryFile() as tmp:  # the probe writes its result to fd 1
+        saved = os.dup(1)
+        os.dup2(tmp.fileno(), 1)
+        try:
+            hccl_init.main(["--json", "--device", "cpu", "--backend", "hccl"])
+        finally:
+            os.dup2(saved, 1)
+        tmp.seek(0)
+        hccl = json.loads(tmp.read())
 
     print(json.dumps({"fallback": fallback, "fallback_ids": fallback_ids, "device": device.type,
                       "npu_verdicts": [r["verdict"] for r in npu_records], "npu_confirms": npu_confirms,
-                      "hccl": json.loads(buf.getvalue())}))
+                      "hccl": hccl}))
 """
 
 
