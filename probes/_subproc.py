@@ -42,20 +42,23 @@ def signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
-def run_json_child(cmd: list[str], *, timeout: float, env: dict[str, str] | None = None) -> ChildOutcome:
-    # A new session lets a timeout kill the whole process group, including grandchildren that
-    # op_support starts, instead of leaving them to hold the device.
+def run_json_child(
+    cmd: list[str], *, timeout: float, env: dict[str, str] | None = None, own_group: bool = True
+) -> ChildOutcome:
+    """``own_group``: start the child in a new process group and kill the whole group on timeout,
+    so grandchildren (op_support's per-op processes) cannot outlive it and keep holding the device.
+    Those grandchildren pass False and stay in their parent's group for the same reason."""
     try:
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            env=env if env is not None else child_env(), start_new_session=True,
+            env=env if env is not None else child_env(), start_new_session=own_group,
         )
     except OSError as exc:
         return ChildOutcome(None, f"cannot start {cmd[0]}: {exc.strerror or exc}", None, "")
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        _kill(proc, own_group)
         out, err = proc.communicate()
         return ChildOutcome(None, f"timed out after {timeout:g}s (killed)", proc.returncode, _tail(err), True)
     stderr_tail = _tail(err)
@@ -74,9 +77,12 @@ def run_json_child(cmd: list[str], *, timeout: float, env: dict[str, str] | None
     return ChildOutcome(result, None, 0, stderr_tail)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill(proc: subprocess.Popen[bytes], group: bool) -> None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
     except ProcessLookupError:
         pass
 

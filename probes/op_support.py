@@ -34,6 +34,8 @@ NOT_SUPPORTED_RE = re.compile(r"not currently (?:supported|implemented)|Could no
 WARNING_MUTERS = ("TORCH_NPU_DISABLED_WARNING", "RANK", "TORCH_NPU_FALLBACK_CPU_DISABLE")
 
 OpFn = Callable[[Any, Any], Any]
+# Verdicts that say the device mishandles float64; error, crash and timeout say nothing either way.
+FLOAT64_PROBLEMS = ("cpu_fallback", "not_supported", "mismatch")
 
 
 def _inputs(torch: Any, device: Any, *shapes: tuple[int, ...], dtype: Any = None) -> list[Any]:
@@ -171,7 +173,7 @@ def _child_body(ctx: ProbeContext) -> list[Finding]:
 
 def _run_child(op: str, device_type: str, timeout: float) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "probes.op_support", "--json", "--device", device_type, "--one-op", op]
-    outcome = _subproc.run_json_child(cmd, timeout=timeout, env=_subproc.child_env())
+    outcome = _subproc.run_json_child(cmd, timeout=timeout, env=_subproc.child_env(), own_group=False)
     if outcome.result is None:
         if outcome.timed_out:
             verdict = "timeout"
@@ -208,11 +210,11 @@ def _findings(records: list[dict[str, Any]], device_type: str) -> list[Finding]:
         findings.append(Finding("ops-native", f"{', '.join(native)} run natively on {device_type}",
                                 {"ops": native}, rules_out=rules_out))
     f64 = next((r for r in records if r["op"] == "float64"), None)
-    if f64 is not None and f64["verdict"] != "native":
+    if f64 is not None and f64["verdict"] in FLOAT64_PROBLEMS:
         findings.append(Finding("float64-unsupported", f"float64 tensors do not run natively on {device_type} "
                                 f"({f64['verdict']}); a float64 default dtype or numpy float64 inputs would hit this",
                                 f64, confirms=["float64-default-dtype"]))
-    elif f64 is not None:
+    elif f64 is not None and f64["verdict"] == "native":
         findings.append(Finding("float64-native", f"float64 runs natively on {device_type}", {},
                                 rules_out=["float64-default-dtype"]))
     return findings
