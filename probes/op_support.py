@@ -230,6 +230,8 @@ def body(ctx: ProbeContext) -> list[Finding]:
     workers = max(1, min(len(ops), os.cpu_count() or 1, 4))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         records = list(pool.map(lambda op: _run_child(op, ctx.device.type, ctx.args.op_timeout), ops))
+    if all(r["verdict"] in ("error", "timeout") for r in records):
+        raise RuntimeError(f"no op produced a verdict; first: {records[0]['op']}: {records[0].get('error')}")
     return _findings(records, ctx.device.type)
 
 
