@@ -139,8 +139,10 @@ def record_finding(path: Path) -> Finding:
     if calls > 1:
         return Finding("double-init", f"init_process_group was called {calls} times in the recorded run",
                        evidence, confirms=["double-init"])
-    return Finding("single-init", f"init_process_group was called {calls} time(s) in the recorded run",
-                   evidence, rules_out=["double-init"] if calls == 1 else [])
+    if calls == 0:
+        return Finding("no-init", "init_process_group was never called in the recorded run", evidence)
+    return Finding("single-init", "init_process_group was called once in the recorded run", evidence,
+                   rules_out=["double-init"])
 
 
 def _ancestors() -> set[int]:

@@ -163,6 +163,11 @@ def test_stray_stdout_goes_to_stderr_not_into_the_json(capfd: pytest.CaptureFixt
     assert "ASCENDCL(123)" in err and "python noise" in err
 
 
+def test_op_timeouts_leave_no_verdict_and_make_an_error(capfd: pytest.CaptureFixture[str]) -> None:
+    result = json.loads(run_in_process(op_support, capfd, "--json", "--ops", "bmm", "--op-timeout", "0.2"))
+    assert result["status"] == "error" and "timed out after 0.2s" in result["reason"]
+
+
 def test_every_default_op_is_known() -> None:
     assert set(op_support.DEFAULT_OPS) <= set(op_support.OPS)
 
@@ -207,6 +212,8 @@ def test_record_finding_single_and_unreadable(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text('{"init_process_group_calls": 1}')
     assert hccl_init.record_finding(path).rules_out == ["double-init"]
+    path.write_text('{"init_process_group_calls": 0}')
+    assert hccl_init.record_finding(path).id == "no-init"
     path.write_text("not json")
     assert hccl_init.record_finding(path).id == "record-unreadable"
 
