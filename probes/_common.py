@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-CONTRACT_VERSION = "1"
 INSTALL_HINT = "pip install 'ascend-triage[probes]'  (or: pip install torch)"
 DEVICE_TYPES = ("npu", "cuda", "cpu")
 
@@ -48,7 +47,7 @@ class ProbeSkipped(Exception):
 class ProbeContext:
     torch: Any
     device: DeviceInfo
-    npu: Any  # probes._npu.NpuImport; typed loosely to keep this module free of torch imports
+    npu: Any  # probes._npu.NpuImport; typed loosely because probes._npu imports this module
     args: argparse.Namespace
 
     @property
