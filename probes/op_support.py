@@ -198,7 +198,7 @@ def _findings(records: list[dict[str, Any]], device_type: str) -> list[Finding]:
         "mismatch": ("op-numeric-mismatch", "disagree with the CPU result", ["op-numeric-mismatch"]),
         "crashed": ("op-crashed", "crashed the process", ["op-not-supported"]),
         "error": ("op-error", "failed with an error", []),
-        "timeout": ("op-error", "timed out", []),
+        "timeout": ("op-timeout", "timed out", []),
     }
     for verdict, (fid, text, confirms) in rules.items():
         ops = by_verdict.get(verdict)
