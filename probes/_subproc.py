@@ -6,15 +6,18 @@ so both report crashes, hangs and junk output with the same one-line wording.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import functools
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
-PROBES_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 @dataclasses.dataclass
@@ -26,10 +29,26 @@ class ChildOutcome:
     timed_out: bool = False
 
 
+@functools.cache
+def probes_only_dir() -> str:
+    """A temporary directory holding nothing but a link to this ``probes`` package.
+
+    The package's real parent is often the site-packages of triage's own environment; putting that
+    on the job Python's path could shadow the job's torch or torch_npu with triage's.
+    """
+    parent = Path(__file__).absolute().parent.parent
+    if os.listdir(parent) == ["probes"]:  # already imported through such a directory: reuse it
+        return str(parent)
+    tmp = tempfile.mkdtemp(prefix="triage-probes-")
+    os.symlink(Path(__file__).resolve().parent, os.path.join(tmp, "probes"))
+    atexit.register(shutil.rmtree, tmp, True)
+    return tmp
+
+
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The current environment with the directory holding ``probes/`` first on PYTHONPATH."""
+    """The current environment with a directory holding only ``probes/`` first on PYTHONPATH."""
     env = dict(os.environ)
-    parts = [PROBES_ROOT, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    parts = [probes_only_dir(), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
     env.update(extra or {})
     return env

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from probes import _subproc
 from triage.cli import probe_cmd
 from triage.probing import runner
 from triage.probing.models import ProbeResult
@@ -75,6 +77,13 @@ def test_probe_without_torch_is_skipped_with_install_hint(python_without_torch: 
 def test_probe_python_from_env(monkeypatch: pytest.MonkeyPatch, python_without_torch: str) -> None:
     monkeypatch.setenv(runner.PYTHON_ENV, python_without_torch)
     assert runner.run_probe("alignment").status == "skipped"
+
+
+def test_child_path_exposes_only_the_probes_package() -> None:
+    # Not the probes' real parent, which may be triage's site-packages with its own torch.
+    first = Path(_subproc.child_env()["PYTHONPATH"].split(os.pathsep)[0])
+    assert [p.name for p in first.iterdir()] == ["probes"]
+    assert (first / "probes" / "__init__.py").exists()
 
 
 def test_real_probe_through_runner() -> None:
