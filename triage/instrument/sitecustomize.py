@@ -3,7 +3,8 @@
 Counts torch.distributed.init_process_group calls (including ones that raise "trying to initialize
 the default process group twice"), records the allocator config env vars, counts CPU-fallback
 warnings that reach Python's warnings module, and writes a sidecar JSON to $TRIAGE_RECORD_PATH
-after each init call and at exit.
+after each init call and at exit. Ranks other than 0 write to $TRIAGE_RECORD_PATH.rank<N>, and a
+process that never called init (a launcher such as torchrun) only writes when no record exists.
 
 Rules: standard library only at import time (torch is patched lazily, when the job imports
 torch.distributed, so a job without torch is unaffected); chain to any sitecustomize this one
