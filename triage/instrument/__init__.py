@@ -1,0 +1,1 @@
+"""Instrumentation for `triage run`: a sitecustomize injected into the job, and its launcher."""
