@@ -48,15 +48,19 @@ class LiveScan:
             self._on_event(event)
 
 
-def stream_lines(stream: BinaryIO, live: LiveScan, source: str) -> None:
+def stream_lines(stream: BinaryIO, live: LiveScan, source: str, *, echo: BinaryIO | None = None) -> None:
     """Scan `stream` until end of file, reporting through `live` as soon as each chunk arrives.
 
     For pipes (a child's merged stdout and stderr): `read1` returns what is there instead of
-    waiting for a full buffer, so a diagnosis is not held back behind quiet output.
+    waiting for a full buffer, so a diagnosis is not held back behind quiet output. `echo`, when
+    given, gets every chunk first, so a wrapped job's output still reaches its user.
     """
     read = getattr(stream, "read1", stream.read)
     try:
         while chunk := read(READ_SIZE):
+            if echo is not None:
+                echo.write(chunk)
+                echo.flush()
             live.feed(chunk, source)
     finally:
         live.finish(source)

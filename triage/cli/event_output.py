@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -17,14 +18,19 @@ from triage.results import Diagnosis, ScanResult
 class EventPrinter:
     """Call it with each event; every event is flushed at once, since a reader is waiting for it."""
 
-    def __init__(self, *, as_json: bool, stream: TextIO | None = None) -> None:
+    def __init__(
+        self, *, as_json: bool, stream: TextIO | None = None, extra: Callable[[], dict[str, Any]] | None = None
+    ) -> None:
+        """`extra` adds fields to every JSON object (`triage run` adds the job's record)."""
         self._as_json = as_json
+        self._extra = extra
         self._stream = stream or sys.stdout
         self._console = Console(file=self._stream, highlight=False)
 
     def __call__(self, event: Event) -> None:
         if self._as_json:
-            self._stream.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            data = {**event.to_json(), **(self._extra() if self._extra else {})}
+            self._stream.write(json.dumps(data, ensure_ascii=False) + "\n")
         elif event.kind == "diagnosis" and event.diagnosis is not None:
             self._console.print(diagnosis_renderable(event.position, event.diagnosis))
             self._console.print()

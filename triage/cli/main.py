@@ -13,7 +13,7 @@ import sys
 
 from triage import __version__
 
-COMMAND_MODULES: tuple[str, ...] = ("scan_cmd", "tail_cmd", "tui_cmd", "eval_cmd", "kb_cmd")
+COMMAND_MODULES: tuple[str, ...] = ("scan_cmd", "tail_cmd", "tui_cmd", "run_cmd", "probe_cmd", "eval_cmd", "kb_cmd")
 
 
 def build_parser() -> argparse.ArgumentParser:

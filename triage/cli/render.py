@@ -71,7 +71,9 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis) -> Group:
     if diagnosis.fixes:
         parts.append(Text("   fixes:", style="bold"))
         parts += [_fix_renderable(n, fix) for n, fix in enumerate(diagnosis.fixes[:MAX_FIXES_SHOWN], 1)]
-    if diagnosis.probes:
+    for note in diagnosis.probe_notes:
+        parts.append(Text(f"   probe: {note}", style="magenta"))
+    if diagnosis.probes and not diagnosis.probe_notes:
         parts.append(Text(f"   confirm with: triage probe run {' '.join(diagnosis.probes)}", style="dim"))
     return Group(*parts)
 
@@ -85,6 +87,10 @@ def render_scan(result: ScanResult, console: Console | None = None) -> None:
     for position, diagnosis in enumerate(result.diagnoses, 1):
         console.print(diagnosis_renderable(position, diagnosis))
         console.print()
+    for probe in result.probes:
+        findings = "; ".join(str(f.get("message", "")) for f in probe.get("findings") or [] if isinstance(f, dict))
+        device = (probe.get("device") or {}).get("type", "?")
+        console.print(f"probe {probe.get('probe')} on {device}: {probe.get('status')}. {findings}".rstrip(), style="magenta")
     if result.root_rank is not None:
         console.print(f"Root rank: {result.root_rank}", style="bold magenta")
     console.print(

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 EXIT_NOTHING_FOUND = 0
 EXIT_FOUND = 1
 EXIT_USAGE = 2
+PROBED_DIAGNOSES = 3
 
 
 def add_kb_option(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +61,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--min-confidence", type=_unit_float, default=0.0, metavar="X", help="hide diagnoses below confidence X (0-1)"
     )
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar on stderr")
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help=f"run the live probes of the top {PROBED_DIAGNOSES} diagnoses and re-rank by what they find",
+    )
+    parser.add_argument("--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)")
+    parser.add_argument("--probe-timeout", type=float, default=60.0, metavar="S", help="seconds per probe (default 60)")
     add_kb_option(parser)
     parser.set_defaults(func=run)
 
@@ -102,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     for error in errors:
         print(f"triage: {error}", file=sys.stderr)
     result = scanner.result(top=args.top, min_confidence=args.min_confidence)
+    if args.probe:
+        result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
     if args.json:
         json.dump(result.model_dump(mode="json"), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -112,6 +122,23 @@ def run(args: argparse.Namespace) -> int:
     if result.diagnoses:
         return EXIT_FOUND
     return EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
+
+
+def _probe_and_rerank(result, *, python: str | None, timeout: float):  # type: ignore[no-untyped-def]
+    """Run the probes named by the top diagnoses (each once) and fold their findings into the ranking."""
+    from triage.engine.probe_evidence import apply_probe_results
+    from triage.probing.runner import run_probes
+
+    names = list(dict.fromkeys(name for d in result.diagnoses[:PROBED_DIAGNOSES] for name in d.probes))
+    if not names:
+        return result
+    print(f"triage: running probes: {', '.join(names)}", file=sys.stderr)
+    probed = run_probes(names, python=python, timeout=timeout)
+    for probe in probed:
+        if probe.status in ("error", "skipped"):
+            reason = probe.reason or (probe.findings[0].message if probe.findings else "")
+            print(f"triage: probe {probe.probe}: {probe.status}: {reason}", file=sys.stderr)
+    return apply_probe_results(result, [probe.model_dump(mode="json") for probe in probed])
 
 
 def _progress_reporter(paths: list[str]):  # type: ignore[no-untyped-def]

@@ -1,0 +1,70 @@
+"""`triage run -- CMD ARGS`: run a job with light instrumentation and triage its output as it streams."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from triage.cli.scan_cmd import EXIT_USAGE, add_kb_option, load_cli_kb
+
+SOURCE = "<job>"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a job instrumented, triaging its output live",
+        description="Run CMD with a sitecustomize on PYTHONPATH that counts init_process_group calls and records "
+        "the allocator config into a sidecar JSON, stream the job's merged stdout and stderr through the "
+        "scanner (diagnoses appear as they happen), then print a summary re-ranked by the record.",
+        epilog="Exits with the job's exit code (2 if it cannot be started). "
+        "Example: triage run --json -- torchrun --nproc-per-node 8 train.py",
+    )
+    parser.add_argument("--json", action="store_true", help="JSON lines: one object per event, with the record's fields")
+    parser.add_argument("--record", type=Path, metavar="PATH", help="where the job's record goes (default: a temp file)")
+    add_kb_option(parser)
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the job to run")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from triage.cli.event_output import EventPrinter
+    from triage.engine import Scanner
+    from triage.engine.probe_evidence import apply_probe_results
+    from triage.events import Event, summary_event
+    from triage.instrument.launch import launch
+    from triage.instrument.record import read_record, record_as_probe_result
+    from triage.live import LiveScan, stream_lines
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        print("triage: no command: use `triage run -- CMD ARGS`", file=sys.stderr)
+        return EXIT_USAGE
+    kb = load_cli_kb(args.kb, include_shipped=args.shipped_kb)
+    if kb is None:
+        return EXIT_USAGE
+    with tempfile.TemporaryDirectory(prefix="triage-run-") as scratch:
+        record_path = args.record or Path(scratch) / "record.json"
+        printer = EventPrinter(as_json=args.json, extra=lambda: read_record(record_path))
+        # With --json stdout carries events only, so the job's own output goes to stderr.
+        echo = sys.stderr.buffer if args.json else sys.stdout.buffer
+        try:
+            child = launch(command, record_path)
+        except OSError as exc:
+            print(f"triage: cannot start {command[0]}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+        live = LiveScan(Scanner(kb), printer)
+        try:
+            stream_lines(child.stdout, live, SOURCE, echo=echo)  # type: ignore[arg-type]
+        except KeyboardInterrupt:
+            child.terminate()
+        code = child.wait()
+        record = read_record(record_path)
+        result = apply_probe_results(live.scanner.result(), [record_as_probe_result(record)])
+        summary: Event = summary_event(result)
+        printer(summary)
+        if not args.json and record:
+            print(f"triage: job record: init_process_group calls: {record.get('init_process_group_calls', 0)}")
+    return code if code >= 0 else 128 - code
