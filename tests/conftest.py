@@ -8,7 +8,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "logs_samples"
-SHARED_LOGS = ROOT.parent / "shared" / "logs" / "dev"
 
 # Tests (and the CLIs they start) build their own KB cache instead of touching the user's.
 os.environ.setdefault("TRIAGE_CACHE_DIR", tempfile.mkdtemp(prefix="triage-test-cache-"))

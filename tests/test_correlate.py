@@ -79,7 +79,7 @@ def test_without_times_arrival_order_decides(kb):
     comms_first = scan(kb, rank_sources(timestamps=False, order=[0, 5]))
     assert comms_first.root_rank == 0
     roles = [(d.category, d.role) for d in comms_first.diagnoses]
-    assert roles[0] == ("hccl_timeout", "root") and ("npu_oom", None) in roles
+    assert ("hccl_timeout", "root") in roles and ("npu_oom", None) in roles
 
 
 def test_top_is_cut_after_reranking(kb):

@@ -111,4 +111,8 @@ def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis
             cascade.append(diagnosis.model_copy(update={"role": "cascade"}))
         else:
             others.append(diagnosis)
-    return [root.model_copy(update={"role": "root"}), *others, *cascade], root.rank
+    marked_root = root.model_copy(update={"role": "root"})
+    if not cascade:
+        # Nothing followed from the root: the evidence scores keep deciding the order.
+        return [marked_root if d is root else d for d, _ in pairs], root.rank
+    return [marked_root, *others, *cascade], root.rank
