@@ -13,6 +13,8 @@ import random
 import sys
 from pathlib import Path
 
+# Weights below: step lines dominate; the transformers warning (which carries the trigger word
+# "incompatible") is 5% of lines, far more often than real jobs print it, to keep the noise honest.
 HEALTHY = (
     "[{ts}] [rank{r}]: INFO trainer.py:2241 step {s}/200000 | loss {loss:.4f} | grad_norm {gn:.3f} | lr {lr:.3e} | tokens/s {tps}",
     "[{ts}] [rank{r}]: INFO memory.py:88 npu mem allocated {a:.2f} GiB reserved {b:.2f} GiB",
@@ -21,6 +23,7 @@ HEALTHY = (
     "[{ts}] [rank{r}]: WARNING modeling_utils.py:1023 `use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`.",
     "[{ts}] [rank{r}]: INFO hccl_utils.py:54 all_reduce bucket {q} size {b:.1f} MiB took {gn:.3f} ms",
 )
+HEALTHY_WEIGHTS = (60, 10, 10, 3, 5, 12)
 ERRORS = (
     "[{ts}] [rank{r}]: RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU {r}; 60.97 GiB total capacity; "
     "41.07 GiB already allocated; 41.07 GiB current active; 1.84 GiB free; 57.61 GiB reserved in total by PyTorch)",
@@ -55,8 +58,10 @@ def lines(rng: random.Random, ranks: int, error_rate: float):  # type: ignore[no
             q=rng.randrange(32),
             w=rng.randrange(8),
         )
-        pool = ERRORS if rng.random() < error_rate else HEALTHY
-        yield rng.choice(pool).format(**values)
+        if rng.random() < error_rate:
+            yield rng.choice(ERRORS).format(**values)
+        else:
+            yield rng.choices(HEALTHY, HEALTHY_WEIGHTS)[0].format(**values)
 
 
 def generate(out: Path, size_mb: float, *, ranks: int = 8, error_rate: float = 1 / 2000, seed: int = 7) -> Path:

@@ -32,7 +32,9 @@ class Candidate:
 class Prefilter(Protocol):
     name: str
 
-    def candidates(self, block: bytes) -> list[Candidate]: ...
+    def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
+        """Candidate lines of block[start:end], which begins at a line start; offsets are block's."""
+        ...
 
 
 def _hyperscan_pattern(pattern: str) -> bytes:
@@ -42,12 +44,12 @@ def _hyperscan_pattern(pattern: str) -> bytes:
     return pattern.encode("utf-8")
 
 
-def _lines_of(block: bytes, offsets: dict[int, set[int] | None]) -> list[Candidate]:
-    """Group match end offsets (start-of-line keyed) into candidate lines, in block order."""
+def _lines_of(block: bytes, offsets: dict[int, set[int] | None], end: int) -> list[Candidate]:
+    """Candidate lines from their start offsets, in block order, none reaching past `end`."""
     out = []
-    for start in sorted(offsets):
-        end = block.find(b"\n", start)
-        out.append(Candidate(start, len(block) if end < 0 else end, offsets[start]))
+    for line_start in sorted(offsets):
+        line_end = block.find(b"\n", line_start, end)
+        out.append(Candidate(line_start, end if line_end < 0 else line_end, offsets[line_start]))
     return out
 
 
@@ -97,30 +99,35 @@ class HyperscanPrefilter:
         database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flag_list)
         return hyperscan.dumpb(database), unsupported
 
-    def candidates(self, block: bytes) -> list[Candidate]:
+    def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
+        end = len(block) if end is None else end
         events: list[tuple[int, int]] = []
         append = events.append
-        self._db.scan(block, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))
+        # A memoryview scans the range without copying it: blocks are megabytes.
+        view = memoryview(block)[start:end]
+        self._db.scan(view, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))
         events.sort()  # block mode reports by end offset already; this keeps the grouping safe regardless
         out: list[Candidate] = []
         line_end = -1
         ids: set[int] = set()
+        rfind, find = block.rfind, block.find
         for to, ident in events:
+            to += start
             if to > line_end:
-                start = block.rfind(b"\n", 0, max(to - 1, 0)) + 1
-                line_end = block.find(b"\n", max(to - 1, 0))
+                last = to - 1 if to > start else start  # the match's last byte decides its line
+                line_end = find(b"\n", last, end)
                 if line_end < 0:
-                    line_end = len(block)
+                    line_end = end
                 ids = set()
-                out.append(Candidate(start, line_end, ids))
+                out.append(Candidate(rfind(b"\n", start, last) + 1 or start, line_end, ids))
             ids.add(TRIGGER if ident >= TRIGGER_OFFSET else ident)
-        extra = self._fallback.candidates(block)
+        extra = self._fallback.candidates(block, start, end)
         if not extra:
             return out
         merged = {candidate.start: candidate for candidate in out}
         for candidate in extra:
             merged[candidate.start] = candidate
-        return [merged[start] for start in sorted(merged)]
+        return [merged[line_start] for line_start in sorted(merged)]
 
 
 class _PythonAlternation:
@@ -131,13 +138,14 @@ class _PythonAlternation:
             else None
         )
 
-    def candidates(self, block: bytes) -> list[Candidate]:
+    def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         if self._regex is None:
             return []
+        end = len(block) if end is None else end
         offsets: dict[int, set[int] | None] = {}
-        for match in self._regex.finditer(block):
-            offsets[block.rfind(b"\n", 0, match.start()) + 1] = None
-        return _lines_of(block, offsets)
+        for match in self._regex.finditer(block, start, end):
+            offsets[block.rfind(b"\n", start, match.start()) + 1 or start] = None
+        return _lines_of(block, offsets, end)
 
 
 class PythonPrefilter:
@@ -148,8 +156,8 @@ class PythonPrefilter:
         cased = [f"(?-i:{pattern})" for pattern in CASE_SENSITIVE_TRIGGERS]
         self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS) + cased)
 
-    def candidates(self, block: bytes) -> list[Candidate]:
-        return self._alternation.candidates(block)
+    def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
+        return self._alternation.candidates(block, start, end)
 
 
 def build_prefilter(kb: CompiledKB, *, prefer: str | None = None) -> Prefilter:

@@ -31,6 +31,7 @@ FUZZY_CACHE_LIMIT = 200_000
 QUIET_CACHE_LIMIT = 200_000
 TRIGGER_ONLY = frozenset({TRIGGER})
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
 FUZZY_MIN_LENGTH_RATIO = 0.7
 """A line much shorter than a fuzzy signature would 'contain' it by partial ratio; such lines don't count."""
 
@@ -62,6 +63,7 @@ class Scanner:
         self._sources: dict[str, _Source] = {}
         self._order = 0
         self._fuzzy_cache: dict[str, tuple[tuple[int, float], ...]] = {}
+        self._templates: dict[str, str] = {}
         self._quiet: set[bytes] = set()
         """Digit-masked lines that only a trigger word flagged and that matched nothing: a noisy
         warning repeated a million times is then skipped without decoding it again."""
@@ -76,13 +78,24 @@ class Scanner:
         """Scan more bytes of `source`; returns the indices of entries that fired for the first time."""
         state = self._source(source)
         self.bytes += len(data)
-        buffer = state.pending + data if state.pending else data
-        cut = buffer.rfind(b"\n")
+        newly: set[int] = set()
+        start = 0
+        if state.pending:
+            # Complete the carried-over line with this chunk's first line; the bulk of the chunk is
+            # then scanned in place, never copied (copies cost as much as the scan on big logs).
+            first = data.find(b"\n")
+            if first < 0:
+                state.pending += data
+                return self._cut_overlong(state)
+            head, state.pending = state.pending + data[: first + 1], b""
+            newly |= self._scan_block(state, head, 0, len(head), complete=True)
+            start = first + 1
+        cut = data.rfind(b"\n", start)
         if cut < 0:
-            state.pending = buffer
-            return self._cut_overlong(state)
-        state.pending = buffer[cut + 1 :]
-        newly = self._scan_block(state, buffer[: cut + 1], complete=True)
+            state.pending = data[start:]
+            return newly | self._cut_overlong(state)
+        newly |= self._scan_block(state, data, start, cut + 1, complete=True)
+        state.pending = data[cut + 1 :]
         return newly | self._cut_overlong(state)
 
     def finish(self, source: str = "-") -> set[int]:
@@ -90,8 +103,8 @@ class Scanner:
         state = self._source(source)
         if not state.pending:
             return set()
-        pending, state.pending = state.pending, b""
-        return self._scan_block(state, pending + b"\n", complete=True)
+        block, state.pending = state.pending + b"\n", b""
+        return self._scan_block(state, block, 0, len(block), complete=True)
 
     def feed_text(self, text: str, source: str = "-") -> set[int]:
         """Convenience for callers holding text (tests, the TUI): scan it as a complete source."""
@@ -126,14 +139,15 @@ class Scanner:
             return set()
         # Match what we have of the overlong line now; its line number stays the same.
         pending, state.pending = state.pending, b""
-        return self._scan_block(state, pending, complete=False)
+        return self._scan_block(state, pending, 0, len(pending), complete=False)
 
-    def _scan_block(self, state: _Source, block: bytes, *, complete: bool) -> set[int]:
+    def _scan_block(self, state: _Source, block: bytes, start: int, end: int, *, complete: bool) -> set[int]:
+        """Scan the whole lines of block[start:end]."""
         newly: set[int] = set()
-        position = 0
+        position = start
         newlines_before = 0
         quiet = self._quiet
-        for candidate in self.prefilter.candidates(block):
+        for candidate in self.prefilter.candidates(block, start, end):
             raw = block[candidate.start : candidate.end]
             key = None
             if candidate.ids == TRIGGER_ONLY and len(raw) <= MATCH_WINDOW:
@@ -155,7 +169,8 @@ class Scanner:
                     quiet.clear()
                 quiet.add(key)
         if complete:
-            count = block.count(b"\n")
+            # Only the rest of the block is left to count: the lines up to `position` already are.
+            count = newlines_before + block.count(b"\n", position, end)
             state.lines += count
             self.lines += count
         return newly
@@ -217,7 +232,14 @@ class Scanner:
     def _fuzzy_hits(self, text: str) -> list[_Hit]:
         if not self._fuzzy_choices:
             return []
-        line_template = template(text)
+        # Lines that differ only in their digits share a template: skip the masking regexes for them.
+        digits_masked = text.translate(_DIGITS_TO_ZERO_TEXT)
+        line_template = self._templates.get(digits_masked)
+        if line_template is None:
+            line_template = template(text)
+            if len(self._templates) >= FUZZY_CACHE_LIMIT:
+                self._templates.clear()
+            self._templates[digits_masked] = line_template
         verdict = self._fuzzy_cache.get(line_template)
         if verdict is None:
             verdict = self._fuzzy_verdict(line_template)
