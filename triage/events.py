@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from triage.results import Diagnosis, ScanResult
+from triage.results import Diagnosis, ScanResult, to_json
 
 EventKind = Literal["diagnosis", "update", "summary"]
 
@@ -29,7 +29,7 @@ class Event:
     def to_json(self) -> dict[str, Any]:
         """One JSON-lines object: the event kind, then the diagnosis (or, for a summary, the scan)."""
         body = self.result if self.kind == "summary" else self.diagnosis
-        data: dict[str, Any] = {"event": self.kind, **(body.model_dump(mode="json") if body else {})}
+        data: dict[str, Any] = {"event": self.kind, **(to_json(body) if body else {})}
         if self.was:
             data["was"] = self.was
         return data

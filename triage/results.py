@@ -1,61 +1,92 @@
-"""Result models: what a scan found, in the shape of the stable `--json` contract (version 1)."""
+"""Result models: what a scan found, in the shape of the stable `--json` contract (version 1).
+
+Plain dataclasses rather than pydantic models: results are built by our own code, never parsed
+from untrusted input, and pydantic's import and class set-up alone cost more than a whole scan of
+a small log. `to_json` turns any result into JSON-ready data; `replace` makes changed copies.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Literal, TypeVar
 
 JSON_VERSION = 1
 
-
-class _Result(BaseModel):
-    # Build validators on first use: a scan that finds nothing never pays for them.
-    model_config = ConfigDict(defer_build=True)
+T = TypeVar("T")
 
 
-class EvidenceLine(_Result):
+def replace(result: T, **changes: Any) -> T:
+    """A copy of `result` with `changes`: results are treated as values, never edited in place."""
+    return dataclasses.replace(result, **changes)  # type: ignore[type-var]
+
+
+def to_json(value: Any) -> Any:
+    """JSON-ready data (dicts, lists, str, numbers, None) from results, in field order."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_json(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): to_json(item) for key, item in value.items()}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+@dataclass
+class EvidenceLine:
     source: str
     line: int
     text: str
     rank: int | None = None
-    supports: str | None = Field(
-        None, description="The cause id this line is evidence for; null for a line that matched the entry itself."
-    )
-    timestamp: datetime | None = Field(None, description="When the line was written, where it says (UTC if it gave a zone).")
+    timestamp: datetime | None = None
+    supports: str | None = None
+    """The cause id this line is evidence for; None for a line that matched the entry itself."""
 
 
-class CauseResult(_Result):
+@dataclass
+class CauseResult:
     id: str
     title: str
     probability: float
     how_to_tell: str = ""
-    evidence: list[str] = Field(default_factory=list, description="What raised this cause: matched lines, extracted values, probes.")
+    evidence: list[str] = field(default_factory=list)
+    """What raised this cause: matched lines, extracted values, probes."""
 
 
-class CodeChange(_Result):
+@dataclass
+class CodeChange:
     before: str
     after: str
     language: str = "python"
 
 
-class FixResult(_Result):
+@dataclass
+class FixResult:
     title: str
-    addresses: list[str] = Field(default_factory=list)
+    addresses: list[str] = field(default_factory=list)
     description: str = ""
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
     code: CodeChange | None = None
-    commands: list[str] = Field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FixResult:
+        code = data.get("code")
+        return cls(**{**data, "code": CodeChange(**code) if code else None})
 
 
-class ReferenceResult(_Result):
+@dataclass
+class ReferenceResult:
     url: str | None = None
     document: str | None = None
     supports: str = ""
 
 
-class Diagnosis(_Result):
+@dataclass
+class Diagnosis:
     id: str
     category: str
     title: str
@@ -64,20 +95,23 @@ class Diagnosis(_Result):
     score: float
     summary: str = ""
     generic: bool = False
-    evidence: list[EvidenceLine] = Field(default_factory=list)
+    evidence: list[EvidenceLine] = field(default_factory=list)
     evidence_count: int = 0
-    causes: list[CauseResult] = Field(default_factory=list)
-    fixes: list[FixResult] = Field(default_factory=list)
-    probes: list[str] = Field(default_factory=list)
-    extracted: dict[str, Any] = Field(default_factory=dict)
-    references: list[ReferenceResult] = Field(default_factory=list)
+    causes: list[CauseResult] = field(default_factory=list)
+    fixes: list[FixResult] = field(default_factory=list)
+    probes: list[str] = field(default_factory=list)
+    extracted: dict[str, Any] = field(default_factory=dict)
+    references: list[ReferenceResult] = field(default_factory=list)
     rank: int | None = None
     role: Literal["root", "cascade"] | None = None
-    first_seen: int = Field(0, description="Order in which the first evidence line arrived (smaller is earlier).")
-    probe_notes: list[str] = Field(default_factory=list, description="What live probes changed in this diagnosis.")
+    first_seen: int = 0
+    """Order in which the first evidence line arrived (smaller is earlier)."""
+    probe_notes: list[str] = field(default_factory=list)
+    """What live probes changed in this diagnosis."""
 
 
-class Stats(_Result):
+@dataclass
+class Stats:
     lines: int = 0
     bytes: int = 0
     seconds: float = 0.0
@@ -86,10 +120,13 @@ class Stats(_Result):
     prefilter: str = ""
 
 
-class ScanResult(_Result):
+@dataclass
+class ScanResult:
     version: int = JSON_VERSION
-    diagnoses: list[Diagnosis] = Field(default_factory=list)
-    stats: Stats = Field(default_factory=Stats)
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
     root_rank: int | None = None
-    errors: list[str] = Field(default_factory=list, description="Input problems met while scanning (one line each).")
-    probes: list[dict[str, Any]] = Field(default_factory=list, description="Results of live probes run with --probe.")
+    errors: list[str] = field(default_factory=list)
+    """Input problems met while scanning (one line each)."""
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    """Results of live probes run with --probe."""

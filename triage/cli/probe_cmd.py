@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from probes._common import human_summary
-from triage.probing import runner
-from triage.probing.models import ProbeResult
+from triage.probing import DEFAULT_TIMEOUT, PYTHON_ENV
+
+if TYPE_CHECKING:
+    from triage.probing.models import ProbeResult
 
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 
@@ -24,14 +26,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run_p.add_argument("name", help="probe name, or 'all'")
     run_p.add_argument("--json", action="store_true", help="print a JSON array of results")
     run_p.add_argument("--device", choices=("npu", "cuda", "cpu"), help="override device detection")
-    run_p.add_argument("--python", help=f"Python with torch to run probes under (env {runner.PYTHON_ENV}; "
+    run_p.add_argument("--python", help=f"Python with torch to run probes under (env {PYTHON_ENV}; "
                        "default: this Python)")
-    run_p.add_argument("--timeout", type=float, default=runner.DEFAULT_TIMEOUT, help="seconds per probe")
+    run_p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per probe")
     run_p.add_argument("--record", help="`triage run` sidecar record, passed to hccl_init (init_process_group count)")
     run_p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from probes._common import human_summary
+    from triage.probing import runner
+
     if args.probe_command == "list":
         for name, description in runner.list_probes():
             print(f"{name:12} {description}")

@@ -113,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
     if args.probe:
         result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
     if args.json:
-        json.dump(result.model_dump(mode="json"), sys.stdout, ensure_ascii=False)
+        from triage.results import to_json
+
+        json.dump(to_json(result), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         from triage.cli.render import render_scan

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from triage.engine.timestamps import LineTime, parse_time
-from triage.results import Diagnosis, ScanResult
+from triage.results import Diagnosis, ScanResult, replace
 
 COMMS_CATEGORY = "hccl_timeout"
 """Failures that one rank suffers because another rank stopped talking to it."""
@@ -44,7 +44,7 @@ def correlate(result: ScanResult, *, top: int | None = None) -> ScanResult:
     root_rank = None
     if any(_ranks_known(diagnosis) for diagnosis in diagnoses):
         diagnoses, root_rank = _assign_roles(pairs)
-    return result.model_copy(update={"diagnoses": diagnoses[:top] if top else diagnoses, "root_rank": root_rank})
+    return replace(result, diagnoses=diagnoses[:top] if top else diagnoses, root_rank=root_rank)
 
 
 def _line_times(diagnoses: list[Diagnosis]) -> list[list[LineTime | None]]:
@@ -75,10 +75,10 @@ def _onset(diagnosis: Diagnosis, times: list[LineTime | None]) -> _Onset:
 def _dated(diagnosis: Diagnosis, times: list[LineTime | None], onset: _Onset) -> Diagnosis:
     # A year-less time is shown as nothing rather than with a borrowed year.
     evidence = [
-        line.model_copy(update={"timestamp": time.when if time is not None and time.has_year else None})
+        replace(line, timestamp=time.when if time is not None and time.has_year else None)
         for line, time in zip(diagnosis.evidence, times)
     ]
-    return diagnosis.model_copy(update={"evidence": evidence, "rank": onset.rank})
+    return replace(diagnosis, evidence=evidence, rank=onset.rank)
 
 
 def _ranks_known(diagnosis: Diagnosis) -> bool:
@@ -108,10 +108,10 @@ def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis
         if diagnosis is root:
             continue
         if diagnosis.category == COMMS_CATEGORY and not _earlier(onset, root_onset, by_time=by_time):
-            cascade.append(diagnosis.model_copy(update={"role": "cascade"}))
+            cascade.append(replace(diagnosis, role="cascade"))
         else:
             others.append(diagnosis)
-    marked_root = root.model_copy(update={"role": "root"})
+    marked_root = replace(root, role="root")
     if not cascade:
         # Nothing followed from the root: the evidence scores keep deciding the order.
         return [marked_root if d is root else d for d, _ in pairs], root.rank

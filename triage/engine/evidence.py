@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from triage.results import EvidenceLine
+from triage.results import EvidenceLine, replace
 
 MAX_EVIDENCE_LINES = 8
 MAX_TEXT = 500
@@ -42,7 +42,7 @@ class EntryEvidence:
             (seen.source, seen.line) != (line.source, line.line) for seen in self.lines
         ):
             text = line.text if len(line.text) <= MAX_TEXT else line.text[: MAX_TEXT - 1] + "…"
-            self.lines.append(line.model_copy(update={"text": text}))
+            self.lines.append(replace(line, text=text))
 
     def add_values(self, values: dict[str, Any]) -> None:
         # The first occurrence is kept: the first failure is the one that explains the rest.

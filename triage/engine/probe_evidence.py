@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from triage.engine.rank import confidence_of, sort_key
-from triage.results import CauseResult, Diagnosis, ScanResult
+from triage.results import CauseResult, Diagnosis, ScanResult, replace
 
 CONFIRM_FACTOR = 4.0
 RULE_OUT_FACTOR = 0.15
@@ -51,27 +51,27 @@ def _reweigh(diagnosis: Diagnosis, confirms: dict[str, list[str]], rules_out: di
             extra += [f"ruled out by {note}" for note in rules_out[cause.id]]
         weights.append(weight)
         notes += [f"{cause.id}: {note}" for note in extra]
-        causes.append(cause.model_copy(update={"evidence": cause.evidence + extra}))
+        causes.append(replace(cause, evidence=cause.evidence + extra))
     total = sum(weights) or 1.0
-    causes = [c.model_copy(update={"probability": round(w / total, 3)}) for c, w in zip(causes, weights)]
+    causes = [replace(c, probability=round(w / total, 3)) for c, w in zip(causes, weights)]
     causes.sort(key=lambda c: -c.probability)
     score = diagnosis.score
     if any(cause.id in confirms for cause in diagnosis.causes):
         score += CONFIRM_SCORE_BONUS
     elif all(cause.id in rules_out for cause in diagnosis.causes):
         score *= ALL_RULED_OUT_DAMPING
-    return diagnosis.model_copy(
-        update={
-            "causes": causes,
-            "score": round(score, 3),
-            "confidence": round(confidence_of(score), 3) if score != diagnosis.score else diagnosis.confidence,
-            "probe_notes": diagnosis.probe_notes + notes,
-        }
+    return replace(
+        diagnosis,
+        causes=causes,
+        score=round(score, 3),
+        confidence=round(confidence_of(score), 3) if score != diagnosis.score else diagnosis.confidence,
+        probe_notes=diagnosis.probe_notes + notes,
     )
+
 
 
 def apply_probe_results(result: ScanResult, probe_results: list[dict[str, Any]]) -> ScanResult:
     """A new ScanResult re-ranked by what the probes found; `probe_notes` say what changed what."""
     confirms, rules_out = _verdicts(probe_results)
     diagnoses = sorted((_reweigh(d, confirms, rules_out) for d in result.diagnoses), key=sort_key)
-    return result.model_copy(update={"diagnoses": diagnoses, "probes": list(probe_results)})
+    return replace(result, diagnoses=diagnoses, probes=list(probe_results))

@@ -80,7 +80,7 @@ def _fixes(entry: EntryCard, causes: list[CauseResult]) -> list[FixResult]:
         return max((probability.get(cause_id, 0.0) for cause_id in addresses), default=0.5)
 
     ordered = sorted(entry.fixes, key=lambda fix: -relevance(fix.get("addresses", [])))
-    return [FixResult.model_validate(fix) for fix in ordered]
+    return [FixResult.from_json(fix) for fix in ordered]
 
 
 def diagnose(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, *, damp_generic: bool) -> Diagnosis:
@@ -110,7 +110,7 @@ def diagnose(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, *, damp_
         fixes=_fixes(entry, causes),
         probes=list(entry.probes),
         extracted=dict(evidence.extracted),
-        references=[ReferenceResult.model_validate(ref) for ref in entry.references],
+        references=[ReferenceResult(**ref) for ref in entry.references],
         rank=evidence.first_rank,
         first_seen=evidence.first_seen or 0,
     )

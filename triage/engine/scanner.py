@@ -21,7 +21,7 @@ from triage.engine.prefilter import TRIGGER, Prefilter, build_prefilter
 from triage.engine.rank import build_result
 from triage.engine.ranks import rank_of_line, rank_of_source
 from triage.engine.values import parse_value
-from triage.results import EvidenceLine, ScanResult
+from triage.results import EvidenceLine, ScanResult, replace
 
 MAX_LINE = 1 << 20
 """A line longer than this is cut and matched in pieces, so one 30 MB line cannot exhaust memory."""
@@ -205,7 +205,7 @@ class Scanner:
             if entry not in supports or cause is None:
                 supports[entry] = cause
         for entry, cause in supports.items():
-            entry_line = line if cause is None else line.model_copy(update={"supports": cause})
+            entry_line = line if cause is None else replace(line, supports=cause)
             self.evidence.setdefault(entry, EntryEvidence()).add_line(self._order, entry_line, primary=cause is None)
         for hit in hits:
             signature = hit.signature

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-from triage.kb.models import ExtractKind
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from triage.kb.models import ExtractKind
 
 _SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?)(i?)B?\s*$", re.IGNORECASE)
 _POWERS = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}

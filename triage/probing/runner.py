@@ -16,10 +16,9 @@ from pydantic import ValidationError
 
 import probes
 from probes import _subproc
+from triage.probing import DEFAULT_TIMEOUT, PYTHON_ENV
 from triage.probing.models import ProbeDevice, ProbeResult
 
-PYTHON_ENV = "TRIAGE_PROBE_PYTHON"
-DEFAULT_TIMEOUT = 60.0
 
 
 class UnknownProbeError(ValueError):
