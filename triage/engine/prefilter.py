@@ -9,7 +9,6 @@ every exact signature is tried on them. Either way the matcher confirms each hit
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from triage.engine.compiled import CASE_SENSITIVE_TRIGGERS, TRIGGER_PATTERNS, CompiledKB
@@ -20,13 +19,10 @@ TRIGGER_OFFSET = 1 << 30
 """Hyperscan ids must be non-negative: trigger words are numbered from here."""
 
 
-@dataclass
-class Candidate:
-    start: int
-    end: int
-    """Byte offsets of the line in the block, without its newline."""
-    ids: set[int] | None
-    """Signature indices that may match (TRIGGER for trigger words); None means 'try all'."""
+Candidate = tuple[int, int, "set[int] | None"]
+"""(start, end, ids): byte offsets of a line in the block (without its newline), and the signature
+indices that may match it (TRIGGER for trigger words; None means 'try all'). A plain tuple: noisy logs
+have hundreds of thousands of candidates, and tuples are the cheapest thing Python builds."""
 
 
 class Prefilter(Protocol):
@@ -49,7 +45,7 @@ def _lines_of(block: bytes, offsets: dict[int, set[int] | None], end: int) -> li
     out = []
     for line_start in sorted(offsets):
         line_end = block.find(b"\n", line_start, end)
-        out.append(Candidate(line_start, end if line_end < 0 else line_end, offsets[line_start]))
+        out.append((line_start, end if line_end < 0 else line_end, offsets[line_start]))
     return out
 
 
@@ -119,14 +115,14 @@ class HyperscanPrefilter:
                 if line_end < 0:
                     line_end = end
                 ids = set()
-                out.append(Candidate(rfind(b"\n", start, last) + 1 or start, line_end, ids))
+                out.append((rfind(b"\n", start, last) + 1 or start, line_end, ids))
             ids.add(TRIGGER if ident >= TRIGGER_OFFSET else ident)
         extra = self._fallback.candidates(block, start, end)
         if not extra:
             return out
-        merged = {candidate.start: candidate for candidate in out}
+        merged = {candidate[0]: candidate for candidate in out}
         for candidate in extra:
-            merged[candidate.start] = candidate
+            merged[candidate[0]] = candidate
         return [merged[line_start] for line_start in sorted(merged)]
 
 

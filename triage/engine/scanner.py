@@ -147,21 +147,21 @@ class Scanner:
         position = start
         newlines_before = 0
         quiet = self._quiet
-        for candidate in self.prefilter.candidates(block, start, end):
-            raw = block[candidate.start : candidate.end]
+        for line_start, line_end, ids in self.prefilter.candidates(block, start, end):
+            raw = block[line_start:line_end]
             key = None
-            if candidate.ids == TRIGGER_ONLY and len(raw) <= MATCH_WINDOW:
+            if ids == TRIGGER_ONLY and len(raw) <= MATCH_WINDOW:
                 key = raw.translate(_DIGITS_TO_ZERO)
                 if key in quiet:
                     continue  # the hot path on noisy logs: no decoding, no line counting
             # Line numbers are counted only up to lines that need one; the rest is counted in bulk.
-            newlines_before += block.count(b"\n", position, candidate.start)
-            position = candidate.start
+            newlines_before += block.count(b"\n", position, line_start)
+            position = line_start
             line_number = state.lines + newlines_before + 1
             if len(raw) > MATCH_WINDOW:
                 newly |= self._match_long_line(state, line_number, raw)
                 continue
-            found = self._match_line(state, line_number, raw, candidate.ids)
+            found = self._match_line(state, line_number, raw, ids)
             if found is not None:
                 newly |= found
             elif key is not None:
@@ -180,9 +180,8 @@ class Scanner:
         overlap = 512  # so that a message cut by a window edge is still whole in the next window
         for start in range(0, len(raw), MATCH_WINDOW - overlap):
             window = raw[start : start + MATCH_WINDOW]
-            for candidate in self.prefilter.candidates(window):
-                piece = window[candidate.start : candidate.end]
-                newly |= self._match_line(state, line_number, piece, candidate.ids) or set()
+            for piece_start, piece_end, ids in self.prefilter.candidates(window):
+                newly |= self._match_line(state, line_number, window[piece_start:piece_end], ids) or set()
         return newly
 
     def _match_line(
