@@ -123,3 +123,33 @@ def test_kb_cache_is_rebuilt_when_an_entry_changes(tmp_path, monkeypatch):
     entry.write_text(entry.read_text().replace("title: NPU out of memory", "title: Changed OOM", 1))
     changed, _ = load_engine_kb([str(tmp_path / "kb")])
     assert any(e.title.startswith("Changed OOM") for e in changed.entries)
+
+
+def test_parallel_scan_gives_the_same_result_as_one_core(tmp_path, engine_kb, prefilter, monkeypatch):
+    import random
+
+    from triage import parallel
+    from triage.engine import Scanner
+    from triage.scanning import scan_sources
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 64 << 10)
+    rng = random.Random(3)
+    lines = []
+    for number in range(40000):
+        lines.append(f"[rank{number % 8}]: step {number} | loss {rng.random():.4f} | lr 1e-4")
+        if number % 5000 == 17:
+            lines.append(f"[rank{number % 8}]: {OOM.replace('2.00 GiB', f'{number % 7}.00 GiB')}")
+        if number % 9000 == 3:
+            lines.append("EI0002: The wait execution of the Notify register times out.")
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(lines) + "\n")
+
+    results = []
+    for jobs in (1, 3):
+        scanner = Scanner(engine_kb, prefilter=prefilter)
+        assert scan_sources(scanner, [str(path)], jobs=jobs) == []
+        results.append(scanner.result())
+    one, many = results
+    assert len(parallel.split_points(str(path), 3)) == 3
+    assert one.diagnoses and one.diagnoses == many.diagnoses
+    assert (one.stats.lines, one.stats.bytes) == (many.stats.lines, many.stats.bytes)

@@ -62,6 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar on stderr")
     parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes for big plain files (default: the cores; results are the same as with 1)",
+    )
+    parser.add_argument(
         "--probe",
         action="store_true",
         help=f"run the live probes of the top {PROBED_DIAGNOSES} diagnoses and re-rank by what they find",
@@ -100,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
     scanner = Scanner(kb)
     progress = None if args.no_progress else _progress_reporter(paths)
     try:
-        errors = scan_sources(scanner, paths, progress=progress.update if progress else None)
+        from triage.parallel import default_jobs
+
+        jobs = args.jobs or default_jobs()
+        errors = scan_sources(scanner, paths, progress=progress.update if progress else None, jobs=jobs)
     except KeyboardInterrupt:
         errors = ["interrupted: results cover what was read so far"]
         scanner.note_error(errors[0])

@@ -44,6 +44,25 @@ class EntryEvidence:
             text = line.text if len(line.text) <= MAX_TEXT else line.text[: MAX_TEXT - 1] + "…"
             self.lines.append(replace(line, text=text))
 
+    def merge(self, later: EntryEvidence, line_offset: int, order_offset: int) -> None:
+        """Fold in the evidence of a later stretch of the same source, shifted past what came before."""
+        for index, quality in later.signature_quality.items():
+            self.signature_quality[index] = max(self.signature_quality.get(index, 0.0), quality)
+        for cause, qualities in later.cause_quality.items():
+            mine = self.cause_quality.setdefault(cause, {})
+            for index, quality in qualities.items():
+                mine[index] = max(mine.get(index, 0.0), quality)
+        if self.first_seen is None and later.first_seen is not None:
+            self.first_seen = later.first_seen + order_offset
+            self.first_rank = later.first_rank
+        self.count += later.count
+        self.ranks |= later.ranks
+        for line in later.lines:
+            if len(self.lines) >= MAX_EVIDENCE_LINES:
+                break
+            self.lines.append(replace(line, line=line.line + line_offset))
+        self.add_values(later.extracted)
+
     def add_values(self, values: dict[str, Any]) -> None:
         # The first occurrence is kept: the first failure is the one that explains the rest.
         for name, value in values.items():

@@ -44,6 +44,18 @@ class _Source:
     lines: int = 0
 
 
+@dataclass
+class ScanPart:
+    """What a scanner learned from one part of a source: a worker's answer in a parallel scan."""
+
+    evidence: dict[int, EntryEvidence]
+    lines: int
+    bytes: int
+    candidate_lines: int
+    orders: int
+    """How many matched lines it numbered, so that a later part's order comes after them."""
+
+
 @dataclass(frozen=True)
 class _Hit:
     signature: CompiledSignature
@@ -112,6 +124,25 @@ class Scanner:
 
     def note_error(self, message: str) -> None:
         self.errors.append(message)
+
+    def part(self) -> ScanPart:
+        """Everything this scanner found, to be absorbed by another (see `absorb`)."""
+        return ScanPart(self.evidence, self.lines, self.bytes, self.candidate_lines, self._order)
+
+    def absorb(self, part: ScanPart, source: str) -> None:
+        """Take in the scan of the next stretch of `source`, as if this scanner had read it itself.
+
+        Parts must arrive in file order: line numbers and arrival order continue from what this
+        scanner has already seen of the source.
+        """
+        state = self._source(source)
+        for entry, evidence in part.evidence.items():
+            self.evidence.setdefault(entry, EntryEvidence()).merge(evidence, state.lines, self._order)
+        state.lines += part.lines
+        self.lines += part.lines
+        self.bytes += part.bytes
+        self.candidate_lines += part.candidate_lines
+        self._order += part.orders
 
     # -- output --------------------------------------------------------------------------------
 
