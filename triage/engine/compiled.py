@@ -25,7 +25,7 @@ TRIGGER_PATTERNS: tuple[str, ...] = (
     r"exception",
     r"fault",
     r"abort",
-    r"time[d ]?\s?out",
+    r"time[ds ]?\s?out",
     r"\bnan\b",
     r"overflow",
     r"out of memory",
