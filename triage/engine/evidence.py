@@ -24,7 +24,6 @@ class EntryEvidence:
     extracted: dict[str, Any] = field(default_factory=dict)
     first_seen: int | None = None
     first_rank: int | None = None
-    ranks: set[int] = field(default_factory=set)
 
     @property
     def fired(self) -> bool:
@@ -36,8 +35,6 @@ class EntryEvidence:
         if primary and self.first_seen is None:
             self.first_seen = order
             self.first_rank = line.rank
-        if line.rank is not None:
-            self.ranks.add(line.rank)
         if len(self.lines) < MAX_EVIDENCE_LINES and all(
             (seen.source, seen.line) != (line.source, line.line) for seen in self.lines
         ):
@@ -56,7 +53,6 @@ class EntryEvidence:
             self.first_seen = later.first_seen + order_offset
             self.first_rank = later.first_rank
         self.count += later.count
-        self.ranks |= later.ranks
         for line in later.lines:
             if len(self.lines) >= MAX_EVIDENCE_LINES:
                 break
