@@ -55,17 +55,19 @@ def regex_signatures() -> list[str]:
     return [re.sub(r"\(\?P<\w+>", "(", kb.signatures[i].regex_source or "") for i in kb.exact]
 
 
-def timed(command: list[str], **kwargs: object) -> tuple[float, int, subprocess.CompletedProcess[bytes]]:
-    """Wall seconds, peak RSS in MB of this child alone (from wait4), and the finished process."""
+def timed(command: list[str], **kwargs: object) -> tuple[float, float, int, subprocess.CompletedProcess[bytes]]:
+    """Wall seconds, CPU seconds (user + system: steadier than wall time on a shared VM), peak RSS
+    in MB of this child alone (from wait4), and the finished process."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err, **kwargs)  # type: ignore[call-overload]
         _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - start
+        wall = time.perf_counter() - start
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return seconds, usage.ru_maxrss // 1024, subprocess.CompletedProcess(command, child.returncode, out.read(), err.read())
+        completed = subprocess.CompletedProcess(command, child.returncode, out.read(), err.read())
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, completed
 
 
 def grep_command(patterns: Path, log: Path) -> list[str]:
@@ -129,29 +131,35 @@ def main() -> int:
     # Read once so that both tools find the file in the page cache.
     subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)
     # Interleaved repeats, median of each: this machine's speed drifts by tens of percent.
-    grep_times: list[float] = []
-    triage_times: dict[int, list[float]] = {1: [], (os.cpu_count() or 1): []}
+    grep_times: list[tuple[float, float]] = []
+    triage_times: dict[int, list[tuple[float, float]]] = {1: [], (os.cpu_count() or 1): []}
     rss = 0
     for _ in range(args.repeat):
-        seconds, _, grep_proc = timed(grep_command(patterns_file, log))
-        grep_times.append(seconds)
+        wall, cpu, _, grep_proc = timed(grep_command(patterns_file, log))
+        grep_times.append((wall, cpu))
         for jobs, times in triage_times.items():
             command = [sys.executable, "-m", "triage", "scan", "--json", "--no-progress", "--jobs", str(jobs), str(log)]
-            seconds, peak, proc = timed(command, env=env)
+            wall, cpu, peak, proc = timed(command, env=env)
             if proc.returncode not in (0, 1):
                 print(f"triage scan failed: {proc.stderr.decode()[-500:]}")
                 return 1
-            times.append(seconds)
+            times.append((wall, cpu))
             rss = max(rss, peak)
-    grep_seconds = statistics.median(grep_times)
-    runs = {jobs: (statistics.median(times), rss) for jobs, times in triage_times.items()}
+
+    def medians(samples: list[tuple[float, float]]) -> tuple[float, float]:
+        return statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples)
+
+    grep_wall, grep_cpu = medians(grep_times)
     tool = "rg" if shutil.which("rg") else "grep -E"
-    print(f"{tool} -c -f:              {grep_seconds:7.2f} s  ({size_mb / grep_seconds:,.0f} MiB/s), {grep_proc.stdout.decode().strip()} matching lines")
-    for jobs, (seconds, _) in runs.items():
+    print(f"{tool + ' -c -f:':27}{grep_wall:6.2f} s wall, {grep_cpu:6.2f} s CPU ({size_mb / grep_wall:,.0f} MiB/s); "
+          f"{grep_proc.stdout.decode().strip()} matching lines")
+    for jobs, samples in triage_times.items():
+        wall, cpu = medians(samples)
         label = f"triage scan --jobs {jobs}:"
-        print(f"{label:26}{seconds:7.2f} s  ({size_mb / seconds:,.0f} MiB/s), ratio {seconds / grep_seconds:.2f}x"
+        print(f"{label:27}{wall:6.2f} s wall, {cpu:6.2f} s CPU ({size_mb / wall:,.0f} MiB/s); "
+              f"ratio {wall / grep_wall:.2f}x wall, {cpu / grep_cpu:.2f}x CPU"
               + ("  (target <= 1.5x on one core)" if jobs == 1 else ""))
-    print(f"triage peak RSS:          {max(rss for _, rss in runs.values()):7d} MB per process (target <= 300 MB)")
+    print(f"triage peak RSS:           {rss:6d} MB per process (target <= 300 MB)")
     print(f"small-log scan:           {startup_seconds():7.3f} s wall, median of 10, interpreter included (target <= 0.3 s)")
     if not args.skip_tail:
         print(f"tail latency:\n  {tail_latency()}")
