@@ -92,6 +92,9 @@ def startup_seconds(runs: int = 10) -> float:
     with (OUT / f"train-base-{BASE_MB}m.log").open("rb") as base:
         small.write_bytes(base.read(10 * 1024))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # As installed: pip compiles bytecode at install time, and PYTHONDONTWRITEBYTECODE (set on some
+    # machines) would otherwise make every start recompile the source tree.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "triage"), str(ROOT / "probes")], check=True)
     command = [sys.executable, "-m", "triage", "scan", "--json", str(small)]
     subprocess.run(command, capture_output=True, env=env)  # warm the KB cache and the page cache
     samples = []

@@ -153,3 +153,22 @@ def test_parallel_scan_gives_the_same_result_as_one_core(tmp_path, engine_kb, pr
     assert len(parallel.split_points(str(path), 3)) == 3
     assert one.diagnoses and one.diagnoses == many.diagnoses
     assert (one.stats.lines, one.stats.bytes) == (many.stats.lines, many.stats.bytes)
+
+
+def test_a_message_wrapped_onto_the_next_line_still_matches(scan_text):
+    wrapped = (
+        "step 7 | loss 2.1\n"
+        "[rank1]: RuntimeError: Two accelerators cannot be\n"
+        "[rank1]:     used at the same time in PyTorch: npu and cuda\n"
+        "step 8 | loss 2.0\n"
+    )
+    top = scan_text(wrapped).diagnoses[0]
+    assert top.id == "two-accelerators-conflict"
+    assert top.evidence[0].line == 2
+    assert "cannot be used at the same time" in top.evidence[0].text
+
+
+def test_a_line_that_matches_alone_is_not_counted_again_through_its_predecessor(scan_text):
+    text = "Traceback (most recent call last):\n" + OOM + "\n"
+    top = scan_text(text).diagnoses[0]
+    assert top.id == "npu-out-of-memory" and top.evidence_count == 1

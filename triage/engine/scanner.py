@@ -32,6 +32,8 @@ QUIET_CACHE_LIMIT = 200_000
 TRIGGER_ONLY = frozenset({TRIGGER})
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
+_CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
+"""What a wrapped line starts with before the rest of the message: indentation, a rank prefix."""
 FUZZY_MIN_LENGTH_RATIO = 0.7
 """A line much shorter than a fuzzy signature would 'contain' it by partial ratio; such lines don't count."""
 
@@ -193,6 +195,8 @@ class Scanner:
                 newly |= self._match_long_line(state, line_number, raw)
                 continue
             found = self._match_line(state, line_number, raw, ids)
+            if found is None and line_end < end:
+                found = self._match_wrapped(state, line_number, raw, block, line_end + 1, end)
             if found is not None:
                 newly |= found
             elif key is not None:
@@ -224,6 +228,34 @@ class Scanner:
         hits = self._exact_hits(text, ids) + self._fuzzy_hits(text)
         if not hits:
             return None
+        return self._record(state, line_number, text, hits)
+
+    def _match_wrapped(
+        self, state: _Source, line_number: int, raw: bytes, block: bytes, next_start: int, end: int
+    ) -> set[int] | None:
+        """Match a message that a terminal or logger wrapped onto the next line.
+
+        Only hits that need both lines count: an exact match must span the join, a fuzzy one must
+        not match the next line alone (that line is matched on its own anyway).
+        """
+        next_end = block.find(b"\n", next_start, end)
+        next_raw = block[next_start : end if next_end < 0 else next_end]
+        if not next_raw.strip() or len(next_raw) > MATCH_WINDOW:
+            return None
+        head = decode_line(raw).rstrip()
+        tail = _CONTINUATION_PREFIX.sub("", decode_line(next_raw))
+        joined = f"{head} {tail}"
+        hits = [
+            hit
+            for hit in self._exact_hits(joined, None)
+            if hit.match is not None and hit.match.start() < len(head) < hit.match.end()
+        ]
+        alone = {hit.signature.index for hit in self._fuzzy_hits(tail)}
+        hits += [hit for hit in self._fuzzy_hits(joined) if hit.signature.index not in alone]
+        return self._record(state, line_number, joined, hits) if hits else None
+
+    def _record(self, state: _Source, line_number: int, text: str, hits: list[_Hit]) -> set[int]:
+        """Add a matched line to the evidence of every entry it hit; returns the newly fired entries."""
         self._order += 1
         line = EvidenceLine(source=state.name, line=line_number, text=text.strip(), rank=rank_of_line(text))
         if line.rank is None:
