@@ -78,14 +78,22 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis) -> Group:
     return Group(*parts)
 
 
-def render_scan(result: ScanResult, console: Console | None = None) -> None:
+def render_scan(result: ScanResult, console: Console | None = None, *, shown: int | None = None) -> None:
+    """Print the diagnoses in full, the first `shown` of them; the rest get a one-line list."""
     console = console or Console(highlight=False)
     stats = result.stats
     if not result.diagnoses:
         console.print(f"No known failure found in {stats.lines:,} lines ({stats.seconds:.2f} s).")
         return
-    for position, diagnosis in enumerate(result.diagnoses, 1):
+    full = result.diagnoses[:shown] if shown else result.diagnoses
+    for position, diagnosis in enumerate(full, 1):
         console.print(diagnosis_renderable(position, diagnosis))
+        console.print()
+    rest = result.diagnoses[len(full) :]
+    if rest:
+        console.print(f"Also found ({len(rest)} more; --top {len(result.diagnoses)} shows them in full):", style="bold")
+        for position, diagnosis in enumerate(rest, len(full) + 1):
+            console.print(f"  {position}. {diagnosis.confidence:.2f} {diagnosis.title}  [{diagnosis.category}] {diagnosis.id}")
         console.print()
     for probe in result.probes:
         findings = "; ".join(str(f.get("message", "")) for f in probe.get("findings") or [] if isinstance(f, dict))

@@ -14,6 +14,7 @@ EXIT_NOTHING_FOUND = 0
 EXIT_FOUND = 1
 EXIT_USAGE = 2
 PROBED_DIAGNOSES = 3
+HUMAN_SHOWN = 3
 
 
 def add_kb_option(parser: argparse.ArgumentParser) -> None:
@@ -130,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from triage.cli.render import render_scan
 
-        render_scan(result)
+        # People read the few likeliest in full; --top or --json give every one.
+        render_scan(result, shown=args.top or HUMAN_SHOWN)
     if result.diagnoses:
         return EXIT_FOUND
     return EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
