@@ -248,7 +248,8 @@ def test_human_output_is_one_block_per_event(tmp_path, capsys, monkeypatch):
     assert "rank 5: root" in out and "Summary: 2 diagnoses" in out and "Root rank: 5" in out
 
 
-def test_tail_subprocess_prints_a_diagnosis_as_it_is_written_and_a_summary_on_ctrl_c(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_tail_subprocess_prints_a_diagnosis_as_it_is_written_and_a_summary_when_stopped(tmp_path, stop):
     log = tmp_path / "rank_3.log"
     log.write_text("[rank3]: step 1 | loss 2.0\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -263,7 +264,7 @@ def test_tail_subprocess_prints_a_diagnosis_as_it_is_written_and_a_summary_on_ct
             if child.poll() is not None:
                 break
             diagnosis = _first_line(child)
-        child.send_signal(signal.SIGINT)
+        child.send_signal(stop)
         rest, err = child.communicate(timeout=10)
     assert diagnosis is not None and json.loads(diagnosis)["event"] == "diagnosis", err
     assert json.loads(rest.splitlines()[-1])["event"] == "summary"

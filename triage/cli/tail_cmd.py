@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 
@@ -49,6 +50,10 @@ def _positive_float(value: str) -> float:
     return number
 
 
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _warn(message: str) -> None:
     print(f"triage: {message}", file=sys.stderr, flush=True)
 
@@ -74,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
             reached = reached or SEVERITIES.index(event.diagnosis.severity) <= worst
 
     live = LiveScan(Scanner(kb), on_event)
+    # A job wrapper stops us with SIGTERM: give it the same summary as Ctrl-C.
+    signal.signal(signal.SIGTERM, _interrupt)
     follower = Follower(args.paths, live, from_start=args.from_start, notify=_warn)
     try:
         # The flag is checked once per poll: a poll reads at most a few MiB per file.
