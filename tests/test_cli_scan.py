@@ -175,3 +175,15 @@ def test_user_kb_overrides_shipped_entry(tmp_path, oom_log):
 def test_runs_from_another_directory(tmp_path, oom_log):
     proc = triage("scan", "--json", str(oom_log), cwd=tmp_path)
     assert proc.returncode == 1
+
+
+def test_markdown_report_with_redaction(tmp_path, oom_log):
+    report = tmp_path / "report.md"
+    log = tmp_path / "host.log"
+    log.write_text(f"[worker 10.20.30.40:29500] {OOM}")
+    proc = triage("scan", "--report", str(report), "--redact", str(log))
+    assert proc.returncode == 1
+    text = report.read_text()
+    assert text.startswith("# ascend-triage report") and "expandable_segments:True" in text
+    assert "NPU out of memory" in text and "10.20.30.40" not in text and str(tmp_path) not in text
+    assert triage("scan", "--report", str(tmp_path / "no" / "dir.md"), str(oom_log)).stderr.startswith(b"triage: cannot write")

@@ -74,6 +74,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help=f"run the live probes of the top {PROBED_DIAGNOSES} diagnoses and re-rank by what they find",
     )
+    parser.add_argument(
+        "--report", metavar="FILE", help="also write a markdown report ready to paste into an issue (top 3 causes)"
+    )
+    parser.add_argument("--redact", action="store_true", help="mask paths, host names and IPs in the --report file")
     parser.add_argument("--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)")
     parser.add_argument("--probe-timeout", type=float, default=60.0, metavar="S", help="seconds per probe (default 60)")
     add_kb_option(parser)
@@ -123,6 +127,14 @@ def run(args: argparse.Namespace) -> int:
     result = scanner.result(top=args.top, min_confidence=args.min_confidence)
     if args.probe:
         result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
+    if args.report:
+        from triage.report import build_report, collect_environment
+
+        try:
+            with open(args.report, "w", encoding="utf-8") as handle:
+                handle.write(build_report(result, sources=paths, environment=collect_environment(), redacted=args.redact))
+        except OSError as exc:
+            print(f"triage: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
     if args.json:
         from triage.results import to_json
 
