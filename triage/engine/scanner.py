@@ -245,9 +245,13 @@ class Scanner:
         head = decode_line(raw).rstrip()
         tail = _CONTINUATION_PREFIX.sub("", decode_line(next_raw))
         joined = f"{head} {tail}"
+        # The prefilter names the few signatures worth trying on the joined text, as for any line.
+        candidates = self.prefilter.candidates(joined.encode("utf-8", "replace"))
+        if not candidates:
+            return None
         hits = [
             hit
-            for hit in self._exact_hits(joined, None)
+            for hit in self._exact_hits(joined, candidates[0][2])
             if hit.match is not None and hit.match.start() < len(head) < hit.match.end()
         ]
         alone = {hit.signature.index for hit in self._fuzzy_hits(tail)}
