@@ -169,11 +169,12 @@ def device_holders(proc_root: Path = Path("/proc")) -> tuple[list[dict[str, Any]
             continue
         try:
             devices = sorted({t for fd in (pid_dir / "fd").iterdir() if DEVICE_NODE_RE.match(t := os.readlink(fd))})
-        except (PermissionError, FileNotFoundError, ProcessLookupError, OSError):
+            # Read in the same guard: the process may exit between its fds and its cmdline.
+            cmdline = (pid_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
             unreadable += 1
             continue
         if devices:
-            cmdline = (pid_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
             holders.append({"pid": pid, "cmdline": cmdline[:200], "devices": devices,
                             "python": "python" in cmdline.split(" ")[0]})
     return holders, unreadable
@@ -216,7 +217,8 @@ def _add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", help="sidecar JSON written by `triage run` (counts init_process_group calls)")
     parser.add_argument("--backend", help="backend for the world-size-1 check (default: the device's default)")
     parser.add_argument("--no-init", action="store_true", help="skip the world-size-1 process group check")
-    parser.add_argument("--init-timeout", type=float, default=60.0, help="seconds for the process group check")
+    # Well under the runner's 60 s per probe, so a hanging init becomes a finding, not a killed probe.
+    parser.add_argument("--init-timeout", type=float, default=20.0, help="seconds for the process group check")
 
 
 def main(argv: list[str] | None = None) -> int:

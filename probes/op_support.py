@@ -237,7 +237,8 @@ def body(ctx: ProbeContext) -> list[Finding]:
 
 def _add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ops", default=",".join(DEFAULT_OPS), help=f"comma-separated; known: {', '.join(OPS)}")
-    parser.add_argument("--op-timeout", type=float, default=30.0, help="seconds per op (each runs in its own process)")
+    # Ops run 4 at a time; a few slow ones must still fit in the runner's 60 s for the whole probe.
+    parser.add_argument("--op-timeout", type=float, default=15.0, help="seconds per op (each runs in its own process)")
     parser.add_argument("--one-op", help=argparse.SUPPRESS)  # internal: the per-op child
 
 

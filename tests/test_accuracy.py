@@ -25,3 +25,14 @@ def test_samples_accuracy_and_no_false_alarms(engine_kb):
 def test_real_logs_accuracy(engine_kb):
     summary = evaluate(engine_kb, load_cases(SHARED_LOGS)).summary()
     assert summary["top1"] >= TOP1 and summary["top3"] >= TOP3, summary
+
+
+def test_eval_reports_unreadable_labelled_logs(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "labels.yaml").write_text("- {file: missing.log, category: null, healthy: true}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "triage", "eval", str(tmp_path)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert proc.returncode == 2 and "missing.log: no such file" in proc.stderr

@@ -71,3 +71,27 @@ def test_cli_writes_into_the_user_dir(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TRIAGE_KB_PATH", str(tmp_path))
     assert main(["kb", "import-ascend-fd", str(FIXTURE)]) == 0
     assert "wrote 4 entries" in capsys.readouterr().out
+
+
+def test_odd_shapes_in_a_hand_edited_file_are_skipped_not_a_traceback(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    config = tmp_path / "kg-config.json"
+    faults = {
+        "BAD_REGEX": {"regex": "abc", "attribute": "x", "rule": ["y"]},
+        "ONE_WORD": {"regex": {"in": "Timeout"}, "attribute": {"name_en": "A timeout"}},
+        "BAD_OPT": {"regex": {"opt": ["not a dict"]}},
+    }
+    config.write_text(json.dumps({"knowledge-repository": faults}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "triage", "kb", "import-ascend-fd", str(config), "--out", str(tmp_path / "kb")],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    written = list((tmp_path / "kb").rglob("*.yaml"))
+    assert any("one-word" in p.name for p in written)
+    assert all("T.*i.*m" not in p.read_text() for p in written)

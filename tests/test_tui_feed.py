@@ -41,3 +41,21 @@ def test_gzip_and_missing_sources(tmp_path: Path):
     assert isinstance(items[0], LogBatch) and items[0].lines[1] == OOM.strip()
     assert "no such file" in str(items[1])
     assert list(feed.poll()) == []  # a gzip stream is read once, never followed
+
+
+def test_follow_reads_a_rotated_file_from_its_start_once(tmp_path):
+    from triage.engine import Scanner, load_engine_kb
+    from triage.tui.feed import LogFeed
+
+    kb, _ = load_engine_kb()
+    log = tmp_path / "train.log"
+    log.write_text("old line 1\nold line 2\nold line 3\n")
+    feed = LogFeed(Scanner(kb), [str(log)])
+    list(feed.read_all(follow=True))
+    rotated = tmp_path / "train.log.1"
+    log.rename(rotated)
+    log.write_text("new 1\n")
+    first = [line for batch in feed.poll() for line in getattr(batch, "lines", [])]
+    again = [line for batch in feed.poll() for line in getattr(batch, "lines", [])]
+    feed.close()
+    assert first == ["new 1"] and again == []

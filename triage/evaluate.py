@@ -58,6 +58,8 @@ class CaseOutcome:
 @dataclass
 class Report:
     outcomes: list[CaseOutcome] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """Labelled logs that could not be read (one line each)."""
 
     @property
     def labelled(self) -> list[CaseOutcome]:
@@ -122,6 +124,7 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {
             "summary": self.summary(),
+            "errors": list(self.errors),
             "by_category": self.by_category(),
             "per_entry": self.per_entry(),
             "cases": [
@@ -177,7 +180,8 @@ def evaluate(kb: CompiledKB, cases: list[Case]) -> Report:
     report = Report()
     for case in cases:
         scanner = Scanner(kb, prefilter=prefilter)
-        scan_sources(scanner, [str(case.file)])
+        # A labelled log that cannot be read would count as "nothing fired": a silent pass.
+        report.errors += scan_sources(scanner, [str(case.file)])
         predicted = [(d.id, d.category, d.confidence) for d in scanner.result().diagnoses]
         report.outcomes.append(CaseOutcome(case, predicted))
     return report

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from triage.engine.scanner import ScanPart, Scanner
+from triage.sources import is_gzip
 
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
@@ -24,12 +25,10 @@ def default_jobs() -> int:
 def can_split(path: str, jobs: int) -> bool:
     if jobs < 2 or path == "-" or "fork" not in multiprocessing.get_all_start_methods():
         return False
+    if is_gzip(path):  # no random access into a gzip stream
+        return False
     try:
-        file_path = Path(path)
-        with file_path.open("rb") as handle:
-            if handle.read(2) == b"\x1f\x8b":  # gzip: no random access
-                return False
-        return file_path.stat().st_size >= 2 * MIN_PART_BYTES
+        return Path(path).stat().st_size >= 2 * MIN_PART_BYTES
     except OSError:
         return False
 

@@ -22,9 +22,16 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def _is_gzip(path: Path) -> bool:
-    with path.open("rb") as handle:
-        return handle.read(2) == b"\x1f\x8b"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether `path` starts like a gzip stream (False when it cannot be read)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
 
 
 def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
@@ -46,7 +53,7 @@ def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
     if not os.access(file_path, os.R_OK):
         raise SourceError(f"{path}: permission denied")
     try:
-        compressed = _is_gzip(file_path)
+        compressed = is_gzip(file_path)
         opener = gzip.open if compressed else open
         size = min(chunk_size, GZIP_CHUNK_SIZE) if compressed else chunk_size
         with opener(file_path, "rb") as handle:  # type: ignore[operator]

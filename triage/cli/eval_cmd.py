@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         _print_report(report, show_misses=args.misses)
-    return 0
+    for error in report.errors:
+        print(f"triage: {error}", file=sys.stderr)
+    return 2 if report.errors else 0
 
 
 def _print_report(report, *, show_misses: bool) -> None:  # type: ignore[no-untyped-def]

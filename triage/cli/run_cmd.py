@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from triage.engine.probe_evidence import apply_probe_results
     from triage.events import Event, summary_event
     from triage.instrument.launch import launch
-    from triage.instrument.record import read_record, record_as_probe_result
+    from triage.instrument.record import clear_record, read_record, record_as_probe_result
     from triage.live import LiveScan, stream_lines
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     with tempfile.TemporaryDirectory(prefix="triage-run-") as scratch:
         record_path = args.record or Path(scratch) / "record.json"
+        clear_record(record_path)  # a reused --record must not speak for this run
         printer = EventPrinter(as_json=args.json, extra=lambda: read_record(record_path))
         # With --json stdout carries events only, so the job's own output goes to stderr.
         echo = sys.stderr.buffer if args.json else sys.stdout.buffer
@@ -59,10 +60,17 @@ def run(args: argparse.Namespace) -> int:
         try:
             stream_lines(child.stdout, live, SOURCE, echo=echo)  # type: ignore[arg-type]
         except KeyboardInterrupt:
-            child.terminate()
-        code = child.wait()
+            pass
+        finally:
+            # Whatever stopped the stream (Ctrl-C, a closed pipe), the job is not left behind.
+            if child.poll() is None:
+                child.terminate()
+            code = child.wait()
+            child.stdout.close()  # type: ignore[union-attr]
         record = read_record(record_path)
-        result = apply_probe_results(live.scanner.result(), [record_as_probe_result(record)])
+        result = live.scanner.result()
+        if record:
+            result = apply_probe_results(result, [record_as_probe_result(record)])
         summary: Event = summary_event(result)
         printer(summary)
         if not args.json and record:

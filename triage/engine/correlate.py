@@ -102,17 +102,28 @@ def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis
     root, root_onset = min(
         candidates, key=lambda pair: (pair[1].when if by_time else datetime.min, pair[1].arrival)
     )
-    others: list[Diagnosis] = []
     cascade: list[Diagnosis] = []
+    others: list[tuple[Diagnosis, _Onset]] = []
     for diagnosis, onset in pairs:
-        if diagnosis is root:
-            continue
-        if diagnosis.category == COMMS_CATEGORY and not _earlier(onset, root_onset, by_time=by_time):
+        if diagnosis is not root and diagnosis.category == COMMS_CATEGORY and not _earlier(
+            onset, root_onset, by_time=by_time
+        ):
             cascade.append(replace(diagnosis, role="cascade"))
         else:
-            others.append(diagnosis)
+            others.append((diagnosis, onset))
     marked_root = replace(root, role="root")
+    return role_order([marked_root if d is root else d for d, _ in others] + cascade), root.rank
+
+
+def role_order(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """Score order, except that when a root has a cascade, the root leads and the cascade trails.
+
+    `diagnoses` come in score order; anything that re-ranks them (probes) calls this again, so that
+    a confirmed timeout cannot climb back above the failure it followed.
+    """
+    cascade = [d for d in diagnoses if d.role == "cascade"]
     if not cascade:
-        # Nothing followed from the root: the evidence scores keep deciding the order.
-        return [marked_root if d is root else d for d, _ in pairs], root.rank
-    return [marked_root, *others, *cascade], root.rank
+        return list(diagnoses)
+    roots = [d for d in diagnoses if d.role == "root"]
+    others = [d for d in diagnoses if d.role is None]
+    return [*roots, *others, *cascade]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from triage.engine.correlate import role_order
 from triage.engine.rank import confidence_of, sort_key
 from triage.results import CauseResult, Diagnosis, ScanResult, replace
 
@@ -73,5 +74,5 @@ def _reweigh(diagnosis: Diagnosis, confirms: dict[str, list[str]], rules_out: di
 def apply_probe_results(result: ScanResult, probe_results: list[dict[str, Any]]) -> ScanResult:
     """A new ScanResult re-ranked by what the probes found; `probe_notes` say what changed what."""
     confirms, rules_out = _verdicts(probe_results)
-    diagnoses = sorted((_reweigh(d, confirms, rules_out) for d in result.diagnoses), key=sort_key)
+    diagnoses = role_order(sorted((_reweigh(d, confirms, rules_out) for d in result.diagnoses), key=sort_key))
     return replace(result, diagnoses=diagnoses, probes=list(probe_results))

@@ -7,13 +7,24 @@ from pathlib import Path
 from typing import Any
 
 
+def _record_files(path: Path) -> list[Path]:
+    """The record and the per-rank ones beside it (not the writers' half-written temp files)."""
+    ranks = [p for p in sorted(path.parent.glob(path.name + ".rank*")) if not p.name.endswith(".tmp")]
+    return [path, *ranks]
+
+
+def clear_record(path: Path) -> None:
+    for old in _record_files(path):
+        old.unlink(missing_ok=True)
+
+
 def read_record(path: Path) -> dict[str, Any]:
     """The record of rank 0 (or the only process), with the init counts of every rank's record.
 
     Missing or half-written files read as empty: the job may not have reached the recorder yet.
     """
     records: dict[str, dict[str, Any]] = {}
-    for candidate in [path, *sorted(path.parent.glob(path.name + ".rank*"))]:
+    for candidate in _record_files(path):
         try:
             data = json.loads(candidate.read_text(encoding="utf-8"))
         except (OSError, ValueError):

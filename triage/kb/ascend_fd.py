@@ -63,21 +63,31 @@ def load_kg_config(path: Path) -> dict[str, dict[str, Any]]:
     return {code: fault for code, fault in faults.items() if isinstance(fault, dict)}
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """A field that should be an object; anything else in a hand-edited file reads as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def entry_id(code: str) -> str:
     return ID_PREFIX + re.sub(r"[^a-z0-9]+", "-", code.lower()).strip("-")
 
 
 def keyword_groups(code: str, fault: dict[str, Any]) -> list[list[str]]:
     """Each group: keywords that must appear in order on one line."""
-    rules = fault.get("regex") or {}
+    rules = _mapping(fault.get("regex"))
     groups: list[list[str]] = []
-    keywords = rules.get("in") or []
+    keywords = rules.get("in")
+    keywords = [keywords] if isinstance(keywords, str) else _items(keywords)
     if keywords and all(isinstance(k, str) for k in keywords):
         groups.append(keywords)
     else:
         groups += [group for group in keywords if isinstance(group, list) and group]
-    for option in rules.get("opt") or []:
-        groups += [group for group in option.get("all", []) if isinstance(group, list) and group]
+    for option in _items(rules.get("opt")):
+        groups += [group for group in _items(_mapping(option).get("all")) if isinstance(group, list) and group]
     if not groups and not rules and _HEX_CODE.fullmatch(code):
         groups.append([code])
     return [[str(k) for k in group] for group in groups]
@@ -90,7 +100,7 @@ def signatures(code: str, fault: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"text": group[0]})
         else:
             out.append({"regex": ".*".join(re.escape(keyword).replace("\\ ", " ") for keyword in group)})
-    pattern = (fault.get("regex") or {}).get("regex")
+    pattern = _mapping(fault.get("regex")).get("regex")
     if isinstance(pattern, str) and _usable_regex(pattern):
         out.append({"regex": pattern})
     return out
@@ -123,7 +133,7 @@ def fixes(steps: list[str]) -> list[dict[str, Any]]:
 
 
 def category(fault: dict[str, Any]) -> str:
-    attribute = fault.get("attribute") or {}
+    attribute = _mapping(fault.get("attribute"))
     text = " ".join(
         str(attribute.get(key, "")) for key in ("cause_en", "description_en", "module", "component", "cause_zh")
     )
@@ -140,7 +150,7 @@ def convert(code: str, fault: dict[str, Any], known_codes: set[str], lang: str =
     sigs = signatures(code, fault)
     if not sigs:
         return "no log pattern (ascend-fd detects it from device state or metrics)"
-    attribute = fault.get("attribute") or {}
+    attribute = _mapping(fault.get("attribute"))
     other = "zh" if lang == "en" else "en"
 
     def text(key: str) -> str:
@@ -166,7 +176,11 @@ def convert(code: str, fault: dict[str, Any], known_codes: set[str], lang: str =
                 "supports": "the fault's log keywords, description and suggestions",
             }
         ],
-        "related": [entry_id(rule["dst_code"]) for rule in fault.get("rule") or [] if rule.get("dst_code") in known_codes],
+        "related": [
+            entry_id(rule["dst_code"])
+            for rule in _items(fault.get("rule"))
+            if isinstance(rule, dict) and rule.get("dst_code") in known_codes
+        ],
         # A synthetic line holding every keyword of the first group, in order: the entry must at
         # least find what ascend-fd finds. Regex-only faults get none, and validation says so.
         "examples": {"match": [" ".join(groups[0])]} if groups else {},
@@ -177,14 +191,16 @@ def import_kg_config(config: Path, out: Path, *, lang: str = "en", force: bool =
     faults = load_kg_config(config)
     result = ImportResult()
     convertible: dict[str, dict[str, Any]] = {}
+    known_codes = set(faults)
     for code, fault in faults.items():
-        converted = convert(code, fault, set(faults), lang)
+        converted = convert(code, fault, known_codes, lang)
         if isinstance(converted, str):
             result.skipped[converted].append(code)
         else:
             convertible[code] = converted
+    converted_ids = {entry_id(code) for code in convertible}
     for code, data in convertible.items():
-        data["related"] = [rid for rid in data["related"] if rid in {entry_id(c) for c in convertible}]
+        data["related"] = [rid for rid in data["related"] if rid in converted_ids]
         if entry_path(out, data).exists() and not force:
             result.existing.append(entry_path(out, data))
             continue

@@ -317,7 +317,9 @@ VALIDATORS: tuple[type[Validator], ...] = (
     HoneypotValidator,
     ExclusionNamesValidator,
 )
-UNSKIPPABLE = frozenset({"schema", "unique_id", "exclusions"})
+# file_name too: the loader refuses such a file whatever the entry says, so skipping the check would
+# let an entry validate that no scan ever loads.
+UNSKIPPABLE = frozenset({"schema", "unique_id", "exclusions", "file_name"})
 """Checks without which the KB cannot load or an exclusion could hide itself."""
 
 

@@ -137,6 +137,8 @@ class TriageApp(App[None]):
         worker = get_current_worker()
         try:
             for item in feed.read_all(follow=self.follow):
+                if worker.is_cancelled or self._stop_reading.is_set():
+                    return  # quitting while a big log is read: don't finish reading it first
                 self._post_read(item, scanner)
             self.post_message(ScanUpdated(scanner.result(), done=True))
             while self.follow and not (worker.is_cancelled or self._stop_reading.is_set()):

@@ -7,6 +7,7 @@ point at the displayed lines.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +15,10 @@ from typing import BinaryIO
 
 from triage.engine.normalize import decode_line
 from triage.engine.scanner import Scanner
-from triage.sources import SourceError, display_name, read_chunks
+from triage.sources import SourceError, display_name, is_gzip, read_chunks
 
 CHUNK_SIZE = 1 << 20
 """Smaller than the CLI's chunks so that the first screen of a big log shows up quickly."""
-GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,6 @@ class LogFeed:
         self.stdin_data = stdin_data
         self._sources = [_Source(path=path, name=display_name(path)) for path in paths]
 
-    @property
-    def names(self) -> list[str]:
-        return [source.name for source in self._sources]
-
     def read_all(self, *, follow: bool) -> Iterator[LogBatch | SourceError]:
         """Everything the sources hold now; with `follow`, plain files stay open for `poll`."""
         for source in self._sources:
@@ -62,7 +58,7 @@ class LogFeed:
                 self.scanner.note_error(str(exc))
                 yield exc
                 continue
-            source.followable = follow and source.path != "-" and not _is_gzip(source.path)
+            source.followable = follow and source.path != "-" and not is_gzip(source.path)
             if not source.followable:
                 yield from self._finish(source)
 
@@ -72,11 +68,16 @@ class LogFeed:
             if not source.followable:
                 continue
             try:
+                on_disk = Path(source.path).stat()
+                if source.handle is not None and os.fstat(source.handle.fileno()).st_ino != on_disk.st_ino:
+                    # Rotated: the path names a new file now; read that one from its start.
+                    source.handle.close()
+                    source.handle, source.offset = None, 0
                 if source.handle is None:
                     source.handle = open(source.path, "rb")  # noqa: SIM115 - kept open while following
                     source.handle.seek(source.offset)
-                if Path(source.path).stat().st_size < source.offset:
-                    # Truncated or rotated in place: start again from its beginning.
+                if on_disk.st_size < source.offset:
+                    # Truncated in place: start again from its beginning.
                     source.handle.seek(0)
                     source.offset = 0
                 while chunk := source.handle.read(CHUNK_SIZE):
@@ -84,6 +85,9 @@ class LogFeed:
                     yield from self._feed(source, chunk)
             except OSError as exc:
                 source.followable = False
+                if source.handle is not None:
+                    source.handle.close()
+                    source.handle = None
                 error = SourceError(f"{source.path}: {exc.strerror or exc}")
                 self.scanner.note_error(str(error))
                 yield error
@@ -119,12 +123,3 @@ class LogFeed:
         batch = LogBatch(source.name, source.lines + 1, [decode_line(raw) for raw in raw_lines])
         source.lines += len(raw_lines)
         return batch
-
-
-def _is_gzip(path: str) -> bool:
-    # A gzip stream cannot be followed by offset; such files are read once.
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(2) == GZIP_MAGIC
-    except OSError:
-        return False
