@@ -7,14 +7,14 @@ from pathlib import Path
 
 from triage.engine.scanner import Scanner
 from triage.tui.feed import LogBatch, LogFeed
-from triage.tui.kb import load_app_kb
+from triage.engine.setup import load_engine_kb
 from tui_support import ROOT
 
 OOM = "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n"
 
 
 def _scanner() -> Scanner:
-    kb, errors = load_app_kb([str(ROOT / "tests/fixtures/tui_kb")], include_shipped=False)
+    kb, errors = load_engine_kb([str(ROOT / "tests/fixtures/tui_kb")], include_shipped=False)
     assert not errors
     return Scanner(kb)
 

@@ -16,9 +16,8 @@ import yaml
 from triage.engine.compiled import CompiledKB
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
+from triage.kb.validate import HONEYPOT_MAX_CONFIDENCE
 from triage.scanning import scan_sources
-
-HONEYPOT_MAX_CONFIDENCE = 0.5
 
 
 class LabelError(Exception):

@@ -24,7 +24,7 @@ from triage.report import build_report, collect_environment, fix_text
 from triage.results import Diagnosis, ScanResult
 from triage.sources import SourceError, display_name
 from triage.tui.feed import LogBatch, LogFeed
-from triage.tui.kb import load_app_kb
+from triage.engine.setup import load_engine_kb
 from triage.tui.messages import (
     EvidenceChosen,
     LogLinesRead,
@@ -127,7 +127,7 @@ class TriageApp(App[None]):
 
     @work(thread=True, exclusive=True, group="feed", exit_on_error=False)
     def _read_logs(self) -> None:
-        kb, errors = load_app_kb(self.kb_dirs, include_shipped=self.include_shipped_kb)
+        kb, errors = load_engine_kb(self.kb_dirs, include_shipped=self.include_shipped_kb)
         for error in errors:
             self.post_message(ProblemFound(f"skipped KB entry: {error}"))
         if not kb.entries:
