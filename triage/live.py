@@ -40,7 +40,7 @@ class LiveScan:
     def _publish(self, newly: set[int]) -> None:
         # Re-ranking costs far more than matching, so it is redone only when some line matched:
         # a new entry fired, or new evidence may have moved a rank, a role or a top cause.
-        seen = sum(evidence.count for evidence in self.scanner.evidence.values())
+        seen = self.scanner.matched_lines
         if not newly and seen == self._evidence_seen:
             return
         self._evidence_seen = seen

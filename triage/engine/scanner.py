@@ -127,6 +127,11 @@ class Scanner:
     def note_error(self, message: str) -> None:
         self.errors.append(message)
 
+    @property
+    def matched_lines(self) -> int:
+        """How many lines have matched so far: re-ranking is only worth it when this has grown."""
+        return self._order
+
     def part(self) -> ScanPart:
         """Everything this scanner found, to be absorbed by another (see `absorb`)."""
         return ScanPart(self.evidence, self.lines, self.bytes, self.candidate_lines, self._order)

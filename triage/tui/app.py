@@ -99,6 +99,8 @@ class TriageApp(App[None]):
         self.line_count = 0
         self._jump_origin: Any = None
         self._stop_reading = threading.Event()
+        self._ranked_at = 0
+        """Matched lines when the ranking was last posted."""
         self.theme = DARK
 
     # -- layout ------------------------------------------------------------------------------------
@@ -156,7 +158,10 @@ class TriageApp(App[None]):
             self.post_message(ProblemFound(str(item)))
             return
         self.post_message(LogLinesRead(item))
-        self.post_message(ScanUpdated(scanner.result(), done=False))
+        # Re-ranking costs far more than matching: only when some line matched since the last time.
+        if scanner.matched_lines != self._ranked_at:
+            self._ranked_at = scanner.matched_lines
+            self.post_message(ScanUpdated(scanner.result(), done=False))
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False)
     def _run_probes(self, diagnosis_id: str, probes: list[str]) -> None:
