@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.padding import Padding
 from rich.syntax import Syntax
 from rich.text import Text
@@ -29,19 +28,22 @@ def _extracted_text(diagnosis: Diagnosis) -> str:
     return ", ".join(parts)
 
 
-def _fix_renderable(number: int, fix: FixResult) -> Group:
-    parts: list = [Text.from_markup(f"  [bold]{number}.[/] {escape(fix.title)}")]
+def fix_renderable(label: str, fix: FixResult, *, theme: str = "ansi_dark", title_style: str = "bold") -> Group:
+    """One fix: its title after `label`, then description, a shell block (env, commands), code before/after.
+
+    Shared by the CLI and the TUI's detail pane (which passes its theme and a selection style).
+    """
+    indent = (0, 0, 0, 5)
+    parts: list = [Text(f"{label} {fix.title}", style=title_style)]
     if fix.description:
-        parts.append(Padding(Text(fix.description.strip(), style="dim"), (0, 0, 0, 5)))
-    for name, value in fix.env.items():
-        parts.append(Padding(Text(f"export {name}={value}", style="green"), (0, 0, 0, 5)))
-    for command in fix.commands:
-        parts.append(Padding(Text(f"$ {command}", style="green"), (0, 0, 0, 5)))
+        parts.append(Padding(Text(fix.description.strip(), style="dim"), indent))
+    shell = [f"export {name}={value}" for name, value in fix.env.items()] + [f"$ {command}" for command in fix.commands]
+    if shell:
+        parts.append(Padding(Syntax("\n".join(shell), "bash", theme=theme, word_wrap=True), indent))
     if fix.code is not None:
-        parts.append(Padding(Text("before:", style="dim"), (0, 0, 0, 5)))
-        parts.append(Padding(Syntax(fix.code.before.rstrip(), fix.code.language, theme="ansi_dark"), (0, 0, 0, 7)))
-        parts.append(Padding(Text("after:", style="dim"), (0, 0, 0, 5)))
-        parts.append(Padding(Syntax(fix.code.after.rstrip(), fix.code.language, theme="ansi_dark"), (0, 0, 0, 7)))
+        for heading, code in (("before:", fix.code.before), ("after:", fix.code.after)):
+            parts.append(Padding(Text(heading, style="dim"), indent))
+            parts.append(Padding(Syntax(code.rstrip(), fix.code.language, theme=theme, word_wrap=True), indent))
     return Group(*parts)
 
 
@@ -70,7 +72,7 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis) -> Group:
             parts.append(Text(f"     {cause.probability:4.0%}  {cause.title}"))
     if diagnosis.fixes:
         parts.append(Text("   fixes:", style="bold"))
-        parts += [_fix_renderable(n, fix) for n, fix in enumerate(diagnosis.fixes[:MAX_FIXES_SHOWN], 1)]
+        parts += [fix_renderable(f"  {n}.", fix) for n, fix in enumerate(diagnosis.fixes[:MAX_FIXES_SHOWN], 1)]
     for note in diagnosis.probe_notes:
         parts.append(Text(f"   probe: {note}", style="magenta"))
     if diagnosis.probes and not diagnosis.probe_notes:

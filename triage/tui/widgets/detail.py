@@ -5,15 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.padding import Padding
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from triage.cli.render import confidence_bar
+from triage.cli.render import confidence_bar, fix_renderable
 from triage.results import Diagnosis, EvidenceLine, FixResult
 from triage.tui.messages import EvidenceChosen
 
@@ -124,18 +122,9 @@ class DetailPane(VerticalScroll):
 
     def _fix(self, number: int, fix: FixResult, *, selected: bool) -> RenderableType:
         marker = "▶ " if selected else "  "
-        parts: list[RenderableType] = [Text(f"{marker}{number + 1}. {fix.title}", style="reverse bold" if selected else "bold")]
-        if fix.description:
-            parts.append(Padding(Text(fix.description.strip(), style="dim"), (0, 0, 0, 5)))
-        shell = [f"export {name}={value}" for name, value in fix.env.items()] + [f"$ {c}" for c in fix.commands]
-        if shell:
-            parts.append(Padding(self._code("\n".join(shell), "bash"), (0, 0, 0, 5)))
-        if fix.code is not None:
-            parts.append(Padding(Text("before:", style="dim"), (0, 0, 0, 5)))
-            parts.append(Padding(self._code(fix.code.before.rstrip(), fix.code.language), (0, 0, 0, 5)))
-            parts.append(Padding(Text("after:", style="dim"), (0, 0, 0, 5)))
-            parts.append(Padding(self._code(fix.code.after.rstrip(), fix.code.language), (0, 0, 0, 5)))
-        return Group(*parts)
-
-    def _code(self, code: str, language: str) -> Syntax:
-        return Syntax(code, language, theme="ansi_dark" if self.dark else "ansi_light", word_wrap=True)
+        return fix_renderable(
+            f"{marker}{number + 1}.",
+            fix,
+            theme="ansi_dark" if self.dark else "ansi_light",
+            title_style="reverse bold" if selected else "bold",
+        )
