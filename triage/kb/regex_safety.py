@@ -34,16 +34,11 @@ def unsafe_reason(pattern: str) -> str | None:
 
 def _check(items: Items, state: Any) -> str | None:
     for op, av in items:
-        if op in _REPEATS:
-            _low, high, body = av
-            if high > 1:
-                reason = _repeated_body_reason(_unwrap(list(body)), state)
-                if reason:
-                    return reason
-            children = [list(body)]
-        else:
-            children = _children(op, av)
-        for child in children:
+        if op in _REPEATS and av[1] > 1:
+            reason = _repeated_body_reason(_unwrap(list(av[2])), state)
+            if reason:
+                return reason
+        for child in _children(op, av):
             reason = _check(child, state)
             if reason:
                 return reason
@@ -68,7 +63,7 @@ def _inner_repeats(items: Items, state: Any) -> list[set[str]]:
     for op, av in items:
         if op in _REPEATS and av[1] > 1:
             found.append(_consumable(list(av[2]), state))
-        for child in [list(av[2])] if op in _REPEATS else _children(op, av):
+        for child in _children(op, av):
             found += _inner_repeats(child, state)
     return found
 
@@ -81,8 +76,7 @@ def _has_overlapping_branch(items: Items, state: Any) -> bool:
                 for other_first, other_nullable in alternatives[index + 1 :]:
                     if (nullable and other_nullable) or not first.isdisjoint(other_first):
                         return True
-        children = [list(av[2])] if op in _REPEATS else _children(op, av)
-        if any(_has_overlapping_branch(child, state) for child in children):
+        if any(_has_overlapping_branch(child, state) for child in _children(op, av)):
             return True
     return False
 
@@ -125,12 +119,15 @@ def _consumable(items: Items, state: Any) -> set[str]:
     for op, av in items:
         if op in _CHAR_OPS:
             out |= _chars(op, av, state)
-        for child in [list(av[2])] if op in _REPEATS else _children(op, av):
+        for child in _children(op, av):
             out |= _consumable(child, state)
     return out
 
 
 def _children(op: Any, av: Any) -> list[Items]:
+    """The sub-patterns directly inside one node (a repeat's body included)."""
+    if op in _REPEATS:
+        return [list(av[2])]
     if op is C.SUBPATTERN:
         return [list(av[-1])]
     if op is C.BRANCH:
