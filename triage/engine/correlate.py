@@ -53,8 +53,15 @@ def _line_times(diagnoses: list[Diagnosis]) -> list[list[LineTime | None]]:
     years = [time.when.year for time in found if time.has_year]
     if years and not all(time.has_year for time in found):
         # glog lines carry no year: give them the job's, so that they order among the dated lines.
+        # Only the year-less lines are read again; dated ones keep what they were parsed as.
         year = min(years)
-        times = [[parse_time(line.text, year=year) for line in diagnosis.evidence] for diagnosis in diagnoses]
+        times = [
+            [
+                parse_time(line.text, year=year) if time is not None and not time.has_year else time
+                for line, time in zip(diagnosis.evidence, row)
+            ]
+            for diagnosis, row in zip(diagnoses, times)
+        ]
     return times
 
 
