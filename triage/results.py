@@ -71,6 +71,8 @@ class FixResult:
     env: dict[str, str] = field(default_factory=dict)
     code: CodeChange | None = None
     commands: list[str] = field(default_factory=list)
+    kind: Literal["fix", "diagnostic"] = "fix"
+    """`diagnostic`: a way to confirm the cause or learn more, shown after the fixes ("to confirm")."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FixResult:
@@ -108,6 +110,10 @@ class Diagnosis:
     """Order in which the first evidence line arrived (smaller is earlier)."""
     probe_notes: list[str] = field(default_factory=list)
     """What live probes changed in this diagnosis."""
+    guess: bool = False
+    """The safety net's guess for an error no entry knows: category from the nearest known failures."""
+    resembles: list[str] = field(default_factory=list)
+    """For a guess: ids of the KB entries whose examples are closest to the error."""
 
 
 @dataclass

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Literal
 
 from typing import Any
 
+from triage.engine.error_lines import error_kind, message_of
+from triage.engine.nearest import Neighbour, NeighbourIndex
 from triage.engine.normalize import template
 
 if TYPE_CHECKING:
@@ -49,6 +51,14 @@ TRIGGER_PATTERNS: tuple[str, ...] = (
     r"invalid",
     r"illegal",
     r"deadlock",
+    r"exit ?code|exit status|terminate called",
+    *(
+        # Chinese error words, in UTF-8 and as GBK bytes (Chinese-locale CANN logs): error, failed,
+        # reported an error, exception.
+        alternative
+        for word in ("错误", "失败", "报错", "异常")
+        for alternative in (word, "".join(f"\\x{byte:02x}" for byte in word.encode("gbk")))
+    ),
 )
 CASE_SENSITIVE_TRIGGERS: tuple[str, ...] = (
     r"\bE[A-Z0-9]\d{4}\b",  # CANN error codes: EZ1001, EI0002, E40021
@@ -165,6 +175,12 @@ class CompiledKB:
     """Indices of fuzzy signatures."""
     prefilter_state: dict[str, object] = field(default_factory=dict, compare=False)
     """Serialized prefilter databases by backend, so a cached KB skips compiling them."""
+    neighbours: tuple[Neighbour, ...] = ()
+    """Labelled error lines for the safety net's nearest-neighbour guess."""
+
+    @cached_property
+    def neighbour_index(self) -> NeighbourIndex:
+        return NeighbourIndex(self.neighbours)
 
     @property
     def fuzzy_templates(self) -> list[str]:
@@ -207,4 +223,20 @@ def compile_kb(kb: "KnowledgeBase") -> CompiledKB:
         signatures=tuple(signatures),
         exact=tuple(s.index for s in signatures if s.kind != "fuzzy"),
         fuzzy=tuple(s.index for s in signatures if s.kind == "fuzzy"),
+        neighbours=_neighbours(models, kb.neighbours),
     )
+
+
+def _neighbours(models: list["Entry"], rows: list[tuple[str, str, str]]) -> tuple[Neighbour, ...]:
+    """Every error line of the entries' match examples, then the neighbours files' rows, deduplicated."""
+    out: dict[tuple[str, str], Neighbour] = {}
+    for entry in models:
+        for example in entry.examples.match:
+            lines = [line for line in example.splitlines() if error_kind(line)] or [max(example.splitlines() or [""], key=len)]
+            for line in lines:
+                masked = template(message_of(line))
+                out.setdefault((masked, entry.category), (masked, entry.category, f"entry:{entry.id}"))
+    for category, label, line in rows:
+        masked = template(message_of(line))
+        out.setdefault((masked, category), (masked, category, label))
+    return tuple(value for value in out.values() if len(value[0]) >= 8)

@@ -7,6 +7,8 @@ from typing import Any
 
 from triage.engine.compiled import CompiledKB, EntryCard
 from triage.engine.evidence import EntryEvidence
+from triage.engine.safety_net import diagnose_unclaimed
+from triage.engine.unclaimed import UnclaimedErrors
 from triage.results import CauseResult, Diagnosis, FixResult, ReferenceResult, ScanResult
 
 GENERIC_DAMPING = 0.3
@@ -120,9 +122,13 @@ def sort_key(diagnosis: Diagnosis) -> tuple[float, int, int]:
     return (-diagnosis.score, SEVERITY_ORDER.get(diagnosis.severity, 9), diagnosis.first_seen)
 
 
+FAILURE_SEVERITIES = ("critical", "error")
+
+
 def build_result(
     kb: CompiledKB,
     evidence: dict[int, EntryEvidence],
+    unclaimed: UnclaimedErrors | None = None,
     *,
     top: int | None = None,
     min_confidence: float = 0.0,
@@ -130,5 +136,11 @@ def build_result(
     fired = {index: ev for index, ev in evidence.items() if ev.fired}
     specific_found = any(not kb.entries[index].generic for index in fired)
     diagnoses = [diagnose(kb, kb.entries[index], ev, damp_generic=specific_found) for index, ev in fired.items()]
+    if unclaimed is not None and not any(d.severity in FAILURE_SEVERITIES for d in diagnoses):
+        # An error no entry claims outranks warnings: the job died of something no rule names.
+        guess = diagnose_unclaimed(kb, unclaimed)
+        if guess is not None:
+            guess.score = max([guess.score] + [d.score + 0.01 for d in diagnoses])
+            diagnoses.append(guess)
     diagnoses = sorted((d for d in diagnoses if d.confidence >= min_confidence), key=sort_key)
     return ScanResult(diagnoses=diagnoses[:top] if top else diagnoses)

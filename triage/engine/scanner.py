@@ -15,11 +15,13 @@ from rapidfuzz import fuzz, process
 
 from triage.engine.compiled import CompiledKB, CompiledSignature
 from triage.engine.correlate import correlate
+from triage.engine.error_lines import error_kind, message_of
 from triage.engine.evidence import EntryEvidence
 from triage.engine.normalize import decode_line, template
 from triage.engine.prefilter import TRIGGER, Prefilter, build_prefilter
 from triage.engine.rank import build_result
 from triage.engine.ranks import rank_of_line, rank_of_source
+from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
 from triage.engine.values import parse_value
 from triage.results import EvidenceLine, ScanResult, replace
 
@@ -51,6 +53,7 @@ class ScanPart:
     """What a scanner learned from one part of a source: a worker's answer in a parallel scan."""
 
     evidence: dict[int, EntryEvidence]
+    unclaimed: UnclaimedErrors
     lines: int
     bytes: int
     candidate_lines: int
@@ -70,6 +73,8 @@ class Scanner:
         self.kb = kb
         self.prefilter = prefilter or build_prefilter(kb)
         self.evidence: dict[int, EntryEvidence] = {}
+        self.unclaimed = UnclaimedErrors()
+        """Error lines that no entry's own signature matched: what the safety net reports."""
         self.errors: list[str] = []
         self.lines = 0
         self.bytes = 0
@@ -134,7 +139,7 @@ class Scanner:
 
     def part(self) -> ScanPart:
         """Everything this scanner found, to be absorbed by another (see `absorb`)."""
-        return ScanPart(self.evidence, self.lines, self.bytes, self.candidate_lines, self._order)
+        return ScanPart(self.evidence, self.unclaimed, self.lines, self.bytes, self.candidate_lines, self._order)
 
     def absorb(self, part: ScanPart, source: str) -> None:
         """Take in the scan of the next stretch of `source`, as if this scanner had read it itself.
@@ -145,6 +150,7 @@ class Scanner:
         state = self._source(source)
         for entry, evidence in part.evidence.items():
             self.evidence.setdefault(entry, EntryEvidence()).merge(evidence, state.lines, self._order)
+        self.unclaimed.merge(part.unclaimed, state.lines, self._order)
         state.lines += part.lines
         self.lines += part.lines
         self.bytes += part.bytes
@@ -154,7 +160,9 @@ class Scanner:
     # -- output --------------------------------------------------------------------------------
 
     def result(self, *, top: int | None = None, min_confidence: float = 0.0) -> ScanResult:
-        result = correlate(build_result(self.kb, self.evidence, min_confidence=min_confidence), top=top)
+        result = correlate(
+            build_result(self.kb, self.evidence, self.unclaimed, min_confidence=min_confidence), top=top
+        )
         result.stats.lines = self.lines + sum(1 for s in self._sources.values() if s.pending)
         result.stats.bytes = self.bytes
         result.stats.seconds = round(time.perf_counter() - self._started, 4)
@@ -231,9 +239,22 @@ class Scanner:
         self.candidate_lines += 1
         text = decode_line(raw)
         hits = self._exact_hits(text, ids) + self._fuzzy_hits(text)
+        if not any(hit.signature.cause is None for hit in hits):
+            self._note_unclaimed(state, line_number, text)
         if not hits:
             return None
         return self._record(state, line_number, text, hits)
+
+    def _note_unclaimed(self, state: _Source, line_number: int, text: str) -> None:
+        kind = error_kind(text)
+        if kind is None:
+            return
+        message = message_of(text)
+        line = EvidenceLine(source=state.name, line=line_number, text=text.strip()[:500], rank=rank_of_line(text))
+        if line.rank is None:
+            line.rank = state.rank
+        self._order += 1
+        self.unclaimed.add(message.translate(_DIGITS_TO_ZERO_TEXT)[:200], ErrorLine(self._order, kind, line, message))
 
     def _match_wrapped(
         self, state: _Source, line_number: int, raw: bytes, block: bytes, next_start: int, end: int

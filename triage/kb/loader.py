@@ -64,10 +64,17 @@ class LoadedEntry:
         return 1
 
 
+NEIGHBOURS_FILE = "neighbours.tsv"
+"""Labelled error lines of real failures (category, label, line), beside the entries of a KB dir:
+the safety net's neighbours besides the entries' own examples. Written by `triage kb neighbours`."""
+
+
 @dataclass
 class KnowledgeBase:
     entries: dict[str, Entry]
     sources: dict[str, LoadedEntry]
+    neighbours: list[tuple[str, str, str]] = field(default_factory=list)
+    """(category, label, line) rows from each dir's neighbours file."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -144,6 +151,7 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
     entries: dict[str, Entry] = {}
     sources: dict[str, LoadedEntry] = {}
     errors: list[KBError] = []
+    neighbours: list[tuple[str, str, str]] = []
     for directory in dirs:
         if not directory.is_dir():
             missing = KBError(directory, None, "KB directory does not exist")
@@ -168,4 +176,19 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
             seen_here[entry.id] = path
             entries[entry.id] = entry
             sources[entry.id] = loaded
-    return KnowledgeBase(entries=entries, sources=sources), errors
+        neighbours += read_neighbours(directory / NEIGHBOURS_FILE)
+    return KnowledgeBase(entries=entries, sources=sources, neighbours=neighbours), errors
+
+
+def read_neighbours(path: Path) -> list[tuple[str, str, str]]:
+    """Rows of a neighbours file; a missing file is none, a malformed row is skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    rows = []
+    for line in text.splitlines():
+        parts = line.split("\t", 2)
+        if len(parts) == 3 and not line.startswith("#"):
+            rows.append((parts[0], parts[1], parts[2]))
+    return rows

@@ -1,0 +1,107 @@
+"""Recognise lines that report an error in any wording, and the message inside a prefixed line.
+
+The safety net stands on this: a log whose error no KB entry claims still gets a diagnosis, so
+"no diagnosis" means "no error", never "no rule". Pure functions over decoded text.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Kinds of error line, most telling first: a traceback's exception names the failure, a code
+# pins it, a fatal signal says how the process died, a log level only says something went wrong.
+EXCEPTION, CODE, SIGNAL, LEVEL, EXIT = "exception", "code", "signal", "level", "exit"
+SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, EXIT: 0.4}
+
+_EXCEPTION = re.compile(
+    r"(?:^|[\s:\]\)>|])"
+    r"((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Failure|Fault|Unsupported)|Exception|Error))"
+    r"(?::\s|:$|$)"
+)
+_CODE = re.compile(
+    r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
+    r"|(?i:\b(?:error[ _]?code|ret(?:urn)?[ _]?code|errno|error_code|ret)\s*[=:]?\s*(?:is\s*)?-?(?:0x[0-9a-f]*[1-9a-f][0-9a-f]*|[1-9]\d{2,}))"
+)
+_SIGNAL = re.compile(
+    r"(?i:segmentation fault|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|\bSIGKILL\b|bus error|core dumped|"
+    r"fatal python error|terminate called|double free|corrupted (?:size|double-linked)|"
+    r"signal\s*:?\s*(?:6|7|9|11)\b|\bkilled\b.*\b(?:signal|oom)|oom-kill)"
+)
+_LEVEL = re.compile(
+    r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|错误|失败|报错"
+)
+_EXIT = re.compile(
+    r"(?i:exit(?:ed)?\s*(?:with\s*)?(?:code|status)\s*[:=]?\s*-?[1-9]\d*|exitcode\s*:\s*-?[1-9]\d*"
+    r"|returned non-zero exit status|non-zero exit code)"
+)
+_NOT_AN_ERROR = re.compile(
+    r"(?i:\b(?:no|0|zero)\s+errors?\b|\berrors?\s*[=:]\s*0\b|error[_ ]?(?:rate|count)\b|"
+    r"\bif (?:an? )?error|ignore[sd]? (?:the )?errors?|warnings?\s*:|UserWarning|FutureWarning|"
+    r"DeprecationWarning|^\s*File \")"
+)
+
+# Launcher and logger prefixes that come before the message: timestamps, ranks, worker names.
+_PREFIX = re.compile(
+    r"^(?:\s*(?:"
+    r"\[?\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?"  # 2024-05-01 12:00:00,123
+    r"|\[?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?\]?"  # vLLM's 07-03 19:33:28
+    r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
+    r"|\([\w .\-]+(?:pid|rank|ip)=[^)]*\)"  # (VllmWorker rank=3 pid=12) (RayWorker pid=1, ip=...)
+    r"|\[(?:rank|default|RANK)\s*\d+\]:?"  # torchrun
+    r"|\[\d+,\d+\]<std(?:out|err)>:"  # mpirun
+    r"|\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|E|W|I)\]"
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b:?"
+    r"|\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]"  # [multiproc_worker_utils.py:238]
+    r"|\[[A-Z]{1,8}\]"  # [PID] [TBE] [ASCEND]
+    r"|\d+:"  # pdsh-style rank numbers
+    r"|[\w.-]+:\s*(?=\[)"  # host: [..]
+    r"|-+>?|\|"
+    r"))+"
+)
+
+
+def error_kind(text: str) -> str | None:
+    """The most telling kind of error this line reports, or None for a line that reports none.
+
+    The prefix is judged apart from the message: under an `ERROR` prefix a traceback's indented
+    code lines are not errors of their own, the unindented message is.
+    """
+    prefix = _PREFIX.match(text)
+    if prefix is None:
+        return _kind_of_message(text)
+    rest = text[prefix.end() :]
+    kind = _kind_of_message(rest)
+    if kind is None and not rest.startswith("  ") and rest.strip() and _LEVEL.search(prefix.group()):
+        if not _NOT_AN_ERROR.search(rest) and not rest.lstrip().startswith("Traceback"):
+            return LEVEL
+    return kind
+
+
+def _kind_of_message(text: str) -> str | None:
+    if _NOT_AN_ERROR.search(text):
+        return None
+    if _EXCEPTION.search(text):
+        return EXCEPTION
+    if _CODE.search(text):
+        return CODE
+    if _SIGNAL.search(text):
+        return SIGNAL
+    if _EXIT.search(text):
+        return EXIT
+    if _LEVEL.search(text):
+        return LEVEL
+    return None
+
+
+def message_of(text: str) -> str:
+    """The line without its launcher and logger prefixes; from the exception name on, if it has one."""
+    found = _EXCEPTION.search(text)
+    if found:
+        return text[found.start(1) :].strip()
+    stripped = _PREFIX.sub("", text, count=1).strip()
+    return stripped or text.strip()
+
+
+def exception_name(text: str) -> str | None:
+    found = _EXCEPTION.search(text)
+    return found.group(1).rsplit(".", 1)[-1] if found else None

@@ -1,0 +1,77 @@
+"""Nearest known failures: which category an unknown error line most resembles.
+
+Every example line of the KB and every error line of the real corpus's train split is a labelled
+neighbour. An unclaimed error is compared with all of them (rapidfuzz over masked templates) and
+the categories of its closest neighbours vote. This is a guess, and is reported as one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+from triage.engine.normalize import template
+
+Neighbour = tuple[str, str, str]
+"""(template, category, label): the label is `entry:<id>` or `case:<corpus case id>`."""
+
+K = 7
+MIN_SCORE = 55.0
+"""Below this a neighbour is no evidence at all (shared boiler-plate words score about 40-50)."""
+
+
+@dataclass(frozen=True)
+class Guess:
+    category: str
+    score: float
+    """Mean similarity (0-100) of the neighbours that voted for the category."""
+    share: float
+    """The category's share of the vote (0-1)."""
+    entries: tuple[tuple[str, float], ...]
+    """KB entries among the closest neighbours, best first: (entry id, similarity)."""
+
+
+def _scorer(query: str, choice: str, **kwargs: object) -> float:
+    # token_set_ratio forgives extra words on either side (prefixes, paths) but rates a short
+    # query inside a long line at 100; the plain ratio keeps such pairs honest.
+    return 0.7 * fuzz.token_set_ratio(query, choice) + 0.3 * fuzz.ratio(query, choice)
+
+
+class NeighbourIndex:
+    def __init__(self, neighbours: tuple[Neighbour, ...]) -> None:
+        self._neighbours = neighbours
+        self._templates = [n[0] for n in neighbours]
+
+    def __len__(self) -> int:
+        return len(self._neighbours)
+
+    def guess(self, messages: list[tuple[str, float]]) -> Guess | None:
+        """Vote over the neighbours of each (message, weight); None when nothing is close enough."""
+        votes: dict[str, float] = defaultdict(float)
+        similarity: dict[str, list[float]] = defaultdict(list)
+        entries: dict[str, float] = {}
+        for message, weight in messages:
+            query = template(message)
+            if len(query) < 8:
+                continue
+            found = process.extract(query, self._templates, scorer=_scorer, limit=K, score_cutoff=MIN_SCORE)
+            for _, score, position in found:
+                _, category, label = self._neighbours[position]
+                strength = weight * ((score - MIN_SCORE) / (100.0 - MIN_SCORE)) ** 2
+                votes[category] += strength
+                similarity[category].append(score)
+                if label.startswith("entry:"):
+                    entry = label[len("entry:") :]
+                    entries[entry] = max(entries.get(entry, 0.0), score)
+        if not votes:
+            return None
+        category = max(votes, key=lambda c: votes[c])
+        total = sum(votes.values())
+        return Guess(
+            category=category,
+            score=round(sum(similarity[category]) / len(similarity[category]), 1),
+            share=round(votes[category] / total, 3) if total else 0.0,
+            entries=tuple(sorted(entries.items(), key=lambda item: -item[1])[:3]),
+        )

@@ -1,0 +1,51 @@
+"""Error lines that no KB entry claimed: the safety net's memory, bounded however long the log runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from triage.engine.error_lines import SALIENCE
+from triage.results import EvidenceLine, replace
+
+PER_KIND = 16
+"""Distinct lines kept per kind of error: the first ones, since the first failure explains the rest."""
+
+
+@dataclass
+class ErrorLine:
+    order: int
+    kind: str
+    line: EvidenceLine
+    message: str
+    count: int = 1
+
+    @property
+    def salience(self) -> float:
+        return SALIENCE[self.kind]
+
+
+@dataclass
+class UnclaimedErrors:
+    by_key: dict[str, ErrorLine] = field(default_factory=dict)
+    """Template of the message -> its first sighting."""
+    kinds: dict[str, int] = field(default_factory=dict)
+
+    def add(self, key: str, found: ErrorLine) -> None:
+        seen = self.by_key.get(key)
+        if seen is not None:
+            seen.count += 1
+            return
+        if self.kinds.get(found.kind, 0) >= PER_KIND:
+            return
+        self.kinds[found.kind] = self.kinds.get(found.kind, 0) + 1
+        self.by_key[key] = found
+
+    def merge(self, later: UnclaimedErrors, line_offset: int, order_offset: int) -> None:
+        """Fold in a later stretch of the same source (see `Scanner.absorb`)."""
+        for key, found in later.by_key.items():
+            shifted = replace(found, order=found.order + order_offset, line=replace(found.line, line=found.line.line + line_offset))
+            self.add(key, shifted)
+
+    def most_telling(self, limit: int = 8) -> list[ErrorLine]:
+        """The lines that best say what failed: most telling kind first, then earliest."""
+        return sorted(self.by_key.values(), key=lambda e: (-e.salience, e.order))[:limit]
