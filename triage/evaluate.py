@@ -1,15 +1,18 @@
-"""Measure the KB on labelled logs: top-1/top-3 category accuracy, false alarms, per-entry precision/recall.
+"""Measure the KB on labelled logs: category accuracy, silence, false alarms, causes and fixes.
 
 A labelled directory holds either `labels.yaml` (our samples: file, category, top, healthy, honeypot)
-or `cases.yaml` (real excerpts: log_file, category).
+or `cases.yaml` (real excerpts: log_file, category, and for the real corpus split, repo, the cause
+and fix terms of what the thread confirmed). Figures are reported per split: a figure on the logs
+the rules were written from proves nothing, the blind `test` split is the one to quote.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import yaml
 
@@ -17,7 +20,14 @@ from triage.engine.compiled import CompiledKB
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
 from triage.kb.validate import HONEYPOT_MAX_CONFIDENCE
+from triage.results import Diagnosis, FixResult
 from triage.scanning import scan_sources
+from triage.sources import SourceError, read_chunks
+
+FALSE_ALARM_CONFIDENCE = 0.5
+"""On a healthy log, an error-level diagnosis at this confidence or more is a false alarm."""
+FIXES_CHECKED = 2
+"""The thread's fix counts as offered when it is among this many first fixes of the top diagnosis."""
 
 
 class LabelError(Exception):
@@ -31,6 +41,15 @@ class Case:
     top: str | None = None
     healthy: bool = False
     honeypot: bool = False
+    id: str = ""
+    repo: str | None = None
+    split: str | None = None
+    cause_terms: tuple[str, ...] = ()
+    fix_terms: tuple[str, ...] = ()
+
+    @property
+    def has_confirmed_fix(self) -> bool:
+        return bool(self.fix_terms) and not self.healthy
 
 
 @dataclass
@@ -38,6 +57,9 @@ class CaseOutcome:
     case: Case
     predicted: list[tuple[str, str, float]]
     """(entry id, category, confidence) best first."""
+    top: Diagnosis | None = None
+    failures: list[tuple[str, float]] = field(default_factory=list)
+    """(severity, confidence) of every diagnosis, for the false-alarm rule."""
 
     @property
     def top1(self) -> bool:
@@ -48,10 +70,71 @@ class CaseOutcome:
         return any(category == self.case.category for _, category, _ in self.predicted[:3])
 
     @property
+    def silent(self) -> bool:
+        """A failure log that got no diagnosis at all."""
+        return not self.case.healthy and not self.predicted
+
+    @property
     def false_alarm(self) -> bool:
         if self.case.honeypot:
             return any(confidence >= HONEYPOT_MAX_CONFIDENCE for _, _, confidence in self.predicted)
-        return self.case.healthy and bool(self.predicted)
+        return self.case.healthy and any(
+            severity in ("critical", "error") and confidence >= FALSE_ALARM_CONFIDENCE
+            for severity, confidence in self.failures
+        )
+
+    @property
+    def cause_right(self) -> bool | None:
+        """Whether the top diagnosis's likeliest cause is the thread's (None: no confirmed fix to judge by)."""
+        if not self.case.has_confirmed_fix or not self.case.cause_terms:
+            return None
+        if self.top is None or not self.top1 or not self.top.causes:
+            return False
+        cause = self.top.causes[0]
+        return _mentions(f"{cause.id} {cause.title}", self.case.cause_terms)
+
+    @property
+    def fix_offered(self) -> bool | None:
+        """Whether the thread's confirmed fix is among the first fixes of the top diagnosis."""
+        if not self.case.has_confirmed_fix:
+            return None
+        if self.top is None or not self.top1:
+            return False
+        fixes = [fix for fix in self.top.fixes if fix.kind == "fix"][:FIXES_CHECKED]
+        return any(_mentions(_fix_text(fix), self.case.fix_terms) for fix in fixes)
+
+
+def _mentions(text: str, terms: Iterable[str]) -> bool:
+    return any(re.search(term, text, re.IGNORECASE) for term in terms)
+
+
+def _fix_text(fix: FixResult) -> str:
+    parts = [fix.title, fix.description, *fix.commands, *(f"{k}={v}" for k, v in fix.env.items())]
+    if fix.code is not None:
+        parts.append(fix.code.after)
+    return "\n".join(parts)
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return round(numerator / denominator, 4) if denominator else 0.0
+
+
+def summarize(outcomes: list[CaseOutcome]) -> dict[str, Any]:
+    failing = [o for o in outcomes if not o.case.healthy]
+    healthy = [o for o in outcomes if o.case.healthy]
+    causes = [o.cause_right for o in failing if o.cause_right is not None]
+    fixes = [o.fix_offered for o in failing if o.fix_offered is not None]
+    return {
+        "cases": len(failing),
+        "top1": _ratio(sum(o.top1 for o in failing), len(failing)),
+        "top3": _ratio(sum(o.top3 for o in failing), len(failing)),
+        "no_diagnosis": _ratio(sum(o.silent for o in failing), len(failing)),
+        "healthy_logs": len(healthy),
+        "false_alarms": sum(o.false_alarm for o in healthy),
+        "confirmed_fix_cases": len(fixes),
+        "top_cause_right": _ratio(sum(causes), len(causes)),
+        "fix_in_first_two": _ratio(sum(fixes), len(fixes)),
+    }
 
 
 @dataclass
@@ -68,18 +151,29 @@ class Report:
     def healthy(self) -> list[CaseOutcome]:
         return [o for o in self.outcomes if o.case.healthy]
 
-    def by_category(self) -> dict[str, dict[str, float]]:
+    def splits(self) -> list[str]:
+        return sorted({o.case.split for o in self.outcomes if o.case.split})
+
+    def select(self, split: str | None) -> list[CaseOutcome]:
+        return [o for o in self.outcomes if split is None or o.case.split == split]
+
+    def summary(self, split: str | None = None) -> dict[str, Any]:
+        return summarize(self.select(split))
+
+    def grouped(self, key: str, split: str | None = None) -> dict[str, dict[str, Any]]:
+        """Summaries per category or per repository of the failure logs (and healthy logs per repo)."""
         groups: dict[str, list[CaseOutcome]] = defaultdict(list)
-        for outcome in self.labelled:
-            groups[outcome.case.category or "?"].append(outcome)
-        return {
-            category: {
-                "cases": len(items),
-                "top1": _ratio(sum(o.top1 for o in items), len(items)),
-                "top3": _ratio(sum(o.top3 for o in items), len(items)),
-            }
-            for category, items in sorted(groups.items())
-        }
+        for outcome in self.select(split):
+            if key == "category":
+                if outcome.case.healthy:
+                    continue
+                groups[outcome.case.category or "?"].append(outcome)
+            else:
+                groups[outcome.case.repo or "?"].append(outcome)
+        return {name: summarize(items) for name, items in sorted(groups.items())}
+
+    def by_category(self, split: str | None = None) -> dict[str, dict[str, Any]]:
+        return self.grouped("category", split)
 
     def per_entry(self) -> dict[str, dict[str, float]]:
         """Precision and recall of each entry as the top diagnosis.
@@ -110,39 +204,41 @@ class Report:
             out[entry_id] = row
         return out
 
-    def summary(self) -> dict[str, Any]:
-        labelled = self.labelled
-        return {
-            "cases": len(labelled),
-            "top1": _ratio(sum(o.top1 for o in labelled), len(labelled)),
-            "top3": _ratio(sum(o.top3 for o in labelled), len(labelled)),
-            "healthy_logs": len(self.healthy),
-            "false_alarms": sum(o.false_alarm for o in self.healthy),
-        }
-
     def to_json(self) -> dict[str, Any]:
+        splits = self.splits()
         return {
             "summary": self.summary(),
+            "splits": {
+                split: {
+                    "summary": self.summary(split),
+                    "by_category": self.by_category(split),
+                    "by_repo": self.grouped("repo", split),
+                }
+                for split in splits
+            },
             "errors": list(self.errors),
             "by_category": self.by_category(),
             "per_entry": self.per_entry(),
-            "cases": [
-                {
-                    "file": o.case.file.name,
-                    "category": o.case.category,
-                    "expected_top": o.case.top,
-                    "healthy": o.case.healthy,
-                    "predicted": [{"id": i, "category": c, "confidence": conf} for i, c, conf in o.predicted[:3]],
-                    "top1": o.top1 if not o.case.healthy else None,
-                    "false_alarm": o.false_alarm if o.case.healthy else None,
-                }
-                for o in self.outcomes
-            ],
+            "cases": [_case_json(o) for o in self.outcomes],
         }
 
 
-def _ratio(numerator: int, denominator: int) -> float:
-    return round(numerator / denominator, 4) if denominator else 0.0
+def _case_json(o: CaseOutcome) -> dict[str, Any]:
+    return {
+        "id": o.case.id or o.case.file.name,
+        "file": o.case.file.name,
+        "split": o.case.split,
+        "repo": o.case.repo,
+        "category": o.case.category,
+        "expected_top": o.case.top,
+        "healthy": o.case.healthy,
+        "predicted": [{"id": i, "category": c, "confidence": conf} for i, c, conf in o.predicted[:3]],
+        "top1": o.top1 if not o.case.healthy else None,
+        "no_diagnosis": o.silent if not o.case.healthy else None,
+        "false_alarm": o.false_alarm if o.case.healthy else None,
+        "top_cause_right": o.cause_right,
+        "fix_in_first_two": o.fix_offered,
+    }
 
 
 def load_cases(directory: Path) -> list[Case]:
@@ -158,29 +254,61 @@ def load_cases(directory: Path) -> list[Case]:
         raise LabelError(f"{path}: cannot read labels: {exc}") from None
     if not isinstance(rows, list):
         raise LabelError(f"{path}: expected a list of cases")
+    logs = directory / "logs" if (directory / "logs").is_dir() else directory
     cases = []
     for number, row in enumerate(rows, 1):
         if not isinstance(row, dict) or not (row.get("file") or row.get("log_file")):
             raise LabelError(f"{path}: case {number} has no file/log_file")
+        healthy = bool(row.get("healthy", False)) or row.get("category") == "healthy"
         cases.append(
             Case(
-                file=directory / str(row.get("file") or row.get("log_file")),
-                category=row.get("category"),
+                file=logs / str(row.get("file") or row.get("log_file")),
+                category=None if healthy else row.get("category"),
                 top=row.get("top"),
-                healthy=bool(row.get("healthy", False)),
+                healthy=healthy,
                 honeypot=bool(row.get("honeypot", False)),
+                id=str(row.get("id") or ""),
+                repo=row.get("repo"),
+                split=row.get("split"),
+                cause_terms=tuple(row.get("cause_terms") or ()),
+                fix_terms=tuple(row.get("fix_terms") or ()) if row.get("fix_confirmed", True) else (),
             )
         )
     return cases
 
 
-def evaluate(kb: CompiledKB, cases: list[Case]) -> Report:
+def evaluate(kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = None) -> Report:
+    """Scan every case; with `bury_in` (healthy logs), each failure log is scanned between two of them."""
     prefilter = build_prefilter(kb)
     report = Report()
-    for case in cases:
+    for number, case in enumerate(cases):
         scanner = Scanner(kb, prefilter=prefilter)
-        # A labelled log that cannot be read would count as "nothing fired": a silent pass.
-        report.errors += scan_sources(scanner, [str(case.file)])
-        predicted = [(d.id, d.category, d.confidence) for d in scanner.result().diagnoses]
-        report.outcomes.append(CaseOutcome(case, predicted))
+        if bury_in and not case.healthy:
+            before, after = bury_in[number % len(bury_in)], bury_in[(number + 1) % len(bury_in)]
+            report.errors += _scan_as_one(scanner, [before, case.file, after], case.file.name)
+        else:
+            # A labelled log that cannot be read would count as "nothing fired": a silent pass.
+            report.errors += scan_sources(scanner, [str(case.file)])
+        diagnoses = scanner.result().diagnoses
+        report.outcomes.append(
+            CaseOutcome(
+                case,
+                [(d.id, d.category, d.confidence) for d in diagnoses],
+                top=diagnoses[0] if diagnoses else None,
+                failures=[(d.severity, d.confidence) for d in diagnoses],
+            )
+        )
     return report
+
+
+def _scan_as_one(scanner: Scanner, paths: list[Path], name: str) -> list[str]:
+    errors = []
+    for path in paths:
+        try:
+            for chunk in read_chunks(str(path)):
+                scanner.feed(chunk, name)
+        except SourceError as exc:
+            errors.append(str(exc))
+        scanner.feed(b"\n", name)
+    scanner.finish(name)
+    return errors

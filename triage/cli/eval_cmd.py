@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from triage.cli.scan_cmd import add_kb_option
 
@@ -15,12 +16,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "eval",
         help="measure accuracy on labelled logs",
         description="Scan every log of a labelled directory (labels.yaml, or cases.yaml with category and "
-        "log_file) and print top-1/top-3 category accuracy, false alarms on healthy logs and per-entry "
-        "precision/recall.",
+        "log_file) and print top-1/top-3 category accuracy, the share of failure logs with no diagnosis, false "
+        "alarms on healthy logs, and, where threads confirm a fix, how often the top cause and the first two "
+        "fixes are the thread's. A corpus with a train/test split is reported per split: quote the test figures.",
     )
     parser.add_argument("directory", nargs="?", default="logs_samples", metavar="DIR", help="default: logs_samples")
+    parser.add_argument("--split", metavar="NAME", help="only the cases of this split (train or test)")
+    parser.add_argument(
+        "--bury",
+        action="store_true",
+        help="scan each failure log between two of the directory's healthy logs, as one stream",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--misses", action="store_true", help="list the cases whose top-1 category is wrong")
+    parser.add_argument("--by-repo", action="store_true", help="also print figures per repository")
+    parser.add_argument("--entries", action="store_true", help="also print precision and recall per entry")
     add_kb_option(parser)
     parser.set_defaults(func=run)
 
@@ -34,49 +44,79 @@ def run(args: argparse.Namespace) -> int:
     except LabelError as exc:
         print(f"triage: {exc}", file=sys.stderr)
         return 2
+    if args.split:
+        cases = [case for case in cases if case.split == args.split]
+        if not cases:
+            print(f"triage: no case of split '{args.split}' in {args.directory}", file=sys.stderr)
+            return 2
     kb, kb_errors = load_engine_kb(args.kb, include_shipped=args.shipped_kb)
     for error in kb_errors:
         print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
-    report = evaluate(kb, cases)
+    bury_in = [case.file for case in cases if case.healthy] if args.bury else None
+    if args.bury and not bury_in:
+        print(f"triage: --bury needs healthy logs in {args.directory}", file=sys.stderr)
+        return 2
+    report = evaluate(kb, cases, bury_in=bury_in)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_report(report, show_misses=args.misses)
+        _print_report(report, args)
     for error in report.errors:
         print(f"triage: {error}", file=sys.stderr)
     return 2 if report.errors else 0
 
 
-def _print_report(report, *, show_misses: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_report(report: Any, args: argparse.Namespace) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console(highlight=False)
-    summary = report.summary()
-    table = Table(title="Accuracy by category", title_justify="left")
-    for column in ("category", "cases", "top-1", "top-3"):
-        table.add_column(column, justify="left" if column == "category" else "right")
-    for category, row in report.by_category().items():
-        table.add_row(category, str(row["cases"]), f"{row['top1']:.0%}", f"{row['top3']:.0%}")
-    table.add_row("all", str(summary["cases"]), f"{summary['top1']:.1%}", f"{summary['top3']:.1%}", style="bold")
-    console.print(table)
-    console.print(f"False alarms on healthy logs: {summary['false_alarms']} of {summary['healthy_logs']}")
-    entries = Table(title="Per entry (as top diagnosis)", title_justify="left")
-    for column in ("entry", "predicted", "precision", "expected", "recall"):
-        entries.add_column(column, justify="left" if column == "entry" else "right")
-    for entry_id, row in report.per_entry().items():
-        entries.add_row(
-            entry_id,
-            str(row["predicted"]),
-            f"{row['precision']:.0%}" if row["predicted"] else "-",
-            str(row.get("expected", "-")),
-            f"{row['recall']:.0%}" if "recall" in row else "-",
+    splits = report.splits() or [None]
+    for split in splits:
+        label = f"{split} split" if split else "all cases"
+        table = Table(title=f"Accuracy by category ({label})", title_justify="left")
+        for column in ("category", "cases", "top-1", "top-3", "no diagnosis"):
+            table.add_column(column, justify="left" if column == "category" else "right")
+        for category, row in report.by_category(split).items():
+            table.add_row(category, str(row["cases"]), f"{row['top1']:.0%}", f"{row['top3']:.0%}", f"{row['no_diagnosis']:.0%}")
+        summary = report.summary(split)
+        table.add_row(
+            "all", str(summary["cases"]), f"{summary['top1']:.1%}", f"{summary['top3']:.1%}",
+            f"{summary['no_diagnosis']:.1%}", style="bold",
         )
-    console.print(entries)
-    if show_misses:
+        console.print(table)
+        console.print(f"False alarms on healthy logs: {summary['false_alarms']} of {summary['healthy_logs']}")
+        if summary["confirmed_fix_cases"]:
+            console.print(
+                f"Cases with a confirmed fix: {summary['confirmed_fix_cases']}; top cause is the thread's: "
+                f"{summary['top_cause_right']:.0%}; thread's fix among the first two: {summary['fix_in_first_two']:.0%}"
+            )
+        if args.by_repo:
+            repos = Table(title=f"By repository ({label})", title_justify="left")
+            for column in ("repository", "failures", "top-1", "healthy", "false alarms"):
+                repos.add_column(column, justify="left" if column == "repository" else "right")
+            for repo, row in report.grouped("repo", split).items():
+                repos.add_row(repo, str(row["cases"]), f"{row['top1']:.0%}" if row["cases"] else "-",
+                              str(row["healthy_logs"]), str(row["false_alarms"]))
+            console.print(repos)
+    if args.entries:
+        entries = Table(title="Per entry (as top diagnosis)", title_justify="left")
+        for column in ("entry", "predicted", "precision", "expected", "recall"):
+            entries.add_column(column, justify="left" if column == "entry" else "right")
+        for entry_id, row in report.per_entry().items():
+            entries.add_row(
+                entry_id,
+                str(row["predicted"]),
+                f"{row['precision']:.0%}" if row["predicted"] else "-",
+                str(row.get("expected", "-")),
+                f"{row['recall']:.0%}" if "recall" in row else "-",
+            )
+        console.print(entries)
+    if args.misses:
         for outcome in report.outcomes:
             wrong = outcome.false_alarm if outcome.case.healthy else not outcome.top1
             if wrong:
                 got = ", ".join(f"{i} ({c}, {conf:.2f})" for i, c, conf in outcome.predicted[:3]) or "nothing"
-                console.print(f"miss: {outcome.case.file.name} [{outcome.case.category}] -> {got}")
+                where = f" ({outcome.case.split})" if outcome.case.split else ""
+                console.print(f"miss{where}: {outcome.case.file.name} [{outcome.case.category or 'healthy'}] -> {got}")
