@@ -1,0 +1,185 @@
+"""What was running when the job failed: launcher, workload, versions, SoC and the env vars it set.
+
+Advice depends on it: an inference server's OOM is fixed with a serving flag, a trainer's with a
+trainer argument, and a fix whose env var the log shows already set is no fix. Everything here is
+read from the log's own lines; nothing is guessed from outside.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# (name, pattern): the first that matches a line names it. Order matters where one name contains
+# another (vllm-ascend before vllm).
+WORKLOAD_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("vllm-ascend", r"vllm[_-]ascend"),
+    ("vllm", r"\bvllm\b|VllmWorker|\bEngineCore(?:_DP\d+)?\b|vllm\.entrypoints"),
+    ("sglang", r"\bsglang\b|sgl[_-]kernel"),
+    ("mindie", r"\bmindie\b"),
+    ("lmdeploy", r"\blmdeploy\b|\bdlinfer\b"),
+    ("llamafactory", r"llama[_-]?factory"),
+    ("ms-swift", r"ms[_-]swift|site-packages/swift/|\bswift (?:sft|pt|rlhf|infer|deploy|export)\b"),
+    ("verl", r"\bverl\b"),
+    ("mindspeed", r"\bmindspeed"),
+    ("megatron", r"\bmegatron\b"),
+    ("deepspeed", r"\bdeepspeed\b"),
+    ("hf-trainer", r"transformers/trainer\.py|\bTrainer\.train\b|trainer\.train\(\)|\bTrainingArguments\b"),
+    ("llama.cpp", r"llama\.cpp|\bggml\b|ggml[_-]cann|llama-(?:cli|server|bench)"),
+    ("comfyui", r"comfyui|\bcomfy[/.]"),
+    ("diffusers", r"\bdiffusers\b"),
+    ("paddle", r"\bpaddle(?:paddle|nlp|ocr|x)?\b"),
+    ("triton-ascend", r"triton[_-]ascend|triton/backends/ascend"),
+    ("custom-kernel", r"\bascendc\b|ascend[ _]c\b|kernel_operator\.h|\btilelang\b|\bop_host\b|\bop_kernel\b"),
+)
+LAUNCHER_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("torchrun", r"\btorchrun\b|torch\.distributed\.(?:run|launch|elastic)"),
+    ("deepspeed", r"deepspeed\.launcher|\bdeepspeed --|\[launch\.py:\d+:main\]"),
+    ("accelerate", r"\baccelerate launch\b|accelerate/commands"),
+    ("mpirun", r"\bmpirun\b|\[\d+,\d+\]<std(?:out|err)>"),
+    ("ray", r"\bray::|RayWorker|\bray\.(?:init|get|remote)\b|ray/_private"),
+    ("msrun", r"\bmsrun\b"),
+)
+_VERSION = r"v?(\d+\.\d+(?:\.\w+)*(?:[.+-]?(?:post|rc|dev)\w*)?)"
+VERSION_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("torch_npu", rf"torch[_-]npu(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
+    ("torch", rf"(?<![\w-])(?:torch|pytorch)(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
+    ("cann", rf"\bCANN(?:[ _-]?(?:toolkit|version))?\s*[:=]?\s*{_VERSION}|ascend-toolkit/{_VERSION}"),
+    ("driver", rf"driver\s*version\s*[:=]?\s*{_VERSION}|npu-smi\s+{_VERSION}"),
+    ("vllm_ascend", rf"vllm[_-]ascend(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
+    ("vllm", rf"(?<![\w-])vllm(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
+    ("python", rf"\bpython\s*(?:version\s*[:=]?\s*)?(3\.\d+(?:\.\d+)?)"),
+)
+SOC_PATTERN = r"\bSocVersion\s*[:=]\s*(\w+)|\b(Ascend\s?(?:910|310|950)[A-Za-z0-9_]*)|\b(910B[1-4]?|910C|910_93\d\d|310P\d?)\b"
+ENV_PATTERN = (
+    r"(?:export\s+|\benv\s+)?\b((?:PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|ACL_[A-Z_]+|TASK_QUEUE_ENABLE"
+    r"|VLLM_[A-Z_]+|CPU_AFFINITY_CONF|INF_NAN_MODE_ENABLE|NPU_[A-Z_]+|COMBINED_ENABLE|MULTI_STREAM_MEMORY_REUSE))"
+    r"\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+)
+CONTEXT_TRIGGERS: tuple[str, ...] = (
+    *(pattern for _, pattern in WORKLOAD_PATTERNS),
+    *(pattern for _, pattern in LAUNCHER_PATTERNS),
+    r"torch[_-]npu|\bCANN\b|ascend-toolkit|driver\s*version|SocVersion|Ascend\s?(?:910|310|950)|\b910B|\b310P",
+    r"(?:PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|TASK_QUEUE_ENABLE|VLLM_[A-Z_]+)\s*=",
+)
+"""What the prefilter looks for on lines that no error word flags (traceback paths, banners)."""
+
+SERVING = frozenset({"vllm", "vllm-ascend", "sglang", "mindie", "lmdeploy", "llama.cpp"})
+TRAINING = frozenset({"hf-trainer", "llamafactory", "ms-swift", "deepspeed", "megatron", "mindspeed", "verl"})
+GROUPS = {"serving": SERVING, "training": TRAINING}
+IMPLIES = {"vllm-ascend": "vllm", "llamafactory": "hf-trainer", "ms-swift": "hf-trainer", "mindspeed": "megatron"}
+MAX_LINES = 4096
+"""Context is decided by the first lines that show it; after this many the rest only cost time."""
+
+_COMPILED_WORKLOADS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in WORKLOAD_PATTERNS)
+_COMPILED_LAUNCHERS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in LAUNCHER_PATTERNS)
+_COMPILED_VERSIONS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in VERSION_PATTERNS)
+_SOC = re.compile(SOC_PATTERN, re.IGNORECASE)
+_ENV = re.compile(ENV_PATTERN)
+_ANY = re.compile("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE)
+
+
+@dataclass
+class JobContext:
+    launcher: str | None = None
+    workloads: list[str] = field(default_factory=list)
+    """Every framework the log shows, in order of first sighting."""
+    versions: dict[str, str] = field(default_factory=dict)
+    soc: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    """Env vars the log shows set (first value seen)."""
+    lines_seen: int = 0
+
+    @property
+    def workload(self) -> str | None:
+        """The most specific framework shown: a fine-tuning tool over the trainer it drives."""
+        if not self.workloads:
+            return None
+        implied = {IMPLIES[w] for w in self.workloads if w in IMPLIES}
+        specific = [w for w in self.workloads if w not in implied and w != "custom-kernel"]
+        return (specific or self.workloads)[0]
+
+    def shows(self, dimension: str) -> set[str]:
+        """The values the log shows for a dimension of `applies_to` (workload, launcher, soc)."""
+        if dimension == "workload":
+            shown = set(self.workloads) | {IMPLIES[w] for w in self.workloads if w in IMPLIES}
+            return shown | {group for group, members in GROUPS.items() if shown & members}
+        if dimension == "launcher":
+            return {self.launcher} if self.launcher else set()
+        if dimension == "soc":
+            return {self.soc.lower()} if self.soc else set()
+        return set()
+
+    def observe(self, text: str) -> None:
+        if self.lines_seen >= MAX_LINES or not _ANY.search(text):
+            return
+        self.lines_seen += 1
+        for name, pattern in _COMPILED_WORKLOADS:
+            if name not in self.workloads and pattern.search(text):
+                self.workloads.append(name)
+        if self.launcher is None:
+            self.launcher = next((name for name, pattern in _COMPILED_LAUNCHERS if pattern.search(text)), None)
+        for name, pattern in _COMPILED_VERSIONS:
+            if name not in self.versions:
+                found = pattern.search(text)
+                if found:
+                    self.versions[name] = next(g for g in found.groups() if g)
+        if self.soc is None:
+            found = _SOC.search(text)
+            if found:
+                self.soc = next(g for g in found.groups() if g).replace(" ", "")
+        for found in _ENV.finditer(text):
+            self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
+
+    def merge(self, later: JobContext) -> None:
+        """Fold in what a later stretch of the log showed; what was seen first stays."""
+        self.workloads += [w for w in later.workloads if w not in self.workloads]
+        self.launcher = self.launcher or later.launcher
+        for key, value in later.versions.items():
+            self.versions.setdefault(key, value)
+        self.soc = self.soc or later.soc
+        for key, value in later.env.items():
+            self.env.setdefault(key, value)
+        self.lines_seen += later.lines_seen
+
+    def fits(self, applies_to: dict[str, list[str]]) -> bool | None:
+        """True when the log shows a value the fix is for, False when it shows only others, None when silent."""
+        verdicts = []
+        for dimension, wanted in applies_to.items():
+            if not wanted:
+                continue
+            shown = self.shows(dimension)
+            if not shown:
+                verdicts.append(None)
+                continue
+            wanted_lower = {w.lower() for w in wanted}
+            if dimension == "soc":
+                verdicts.append(any(s.startswith(w) or w in s for s in shown for w in wanted_lower))
+            else:
+                verdicts.append(bool(shown & wanted_lower))
+        if False in verdicts:
+            return False
+        if True in verdicts:
+            return True
+        return None
+
+    def applied(self, env: dict[str, str]) -> bool:
+        """Whether the log shows every one of these env settings already in force."""
+        return bool(env) and all(_same_setting(self.env.get(name), value) for name, value in env.items())
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "launcher": self.launcher,
+            "workload": self.workload,
+            "workloads": list(self.workloads),
+            "versions": dict(self.versions),
+            "soc": self.soc,
+            "env": dict(self.env),
+        }
+
+
+def _same_setting(shown: str | None, wanted: str) -> bool:
+    if shown is None:
+        return False
+    # PYTORCH_NPU_ALLOC_CONF holds several comma-separated options: one of them is enough.
+    return wanted.replace(" ", "").lower() in shown.replace(" ", "").lower()
