@@ -110,6 +110,10 @@ class Diagnosis:
     """Order in which the first evidence line arrived (smaller is earlier)."""
     probe_notes: list[str] = field(default_factory=list)
     """What live probes changed in this diagnosis."""
+    fix_notes: list[str] = field(default_factory=list)
+    """Fixes left out, and why (e.g. the log shows them already applied)."""
+    family: bool = False
+    """Found by a family rule (a class of failures), not by an entry for this very message."""
     guess: bool = False
     """The safety net's guess for an error no entry knows: category from the nearest known failures."""
     resembles: list[str] = field(default_factory=list)
@@ -136,3 +140,5 @@ class ScanResult:
     """Input problems met while scanning (one line each)."""
     probes: list[dict[str, Any]] = field(default_factory=list)
     """Results of live probes run with --probe."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """What was running, as the log shows it: launcher, workload(s), versions, SoC, env vars set."""

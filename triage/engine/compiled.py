@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from typing import Any
 
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.nearest import Neighbour, NeighbourIndex
+from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex
 from triage.engine.normalize import template
 
 if TYPE_CHECKING:
@@ -76,6 +76,8 @@ class CompiledSignature:
     entry: int
     cause: str | None
     """None for the entry's own signatures; a cause id for that cause's evidence."""
+    against: bool
+    """Evidence against the cause (it drops when this matches)."""
     kind: Literal["text", "regex", "fuzzy"]
     pattern: str
     weight: float
@@ -120,6 +122,7 @@ class CauseCard:
     how_to_tell: str
     conditions: tuple[tuple[str, str, str | float, float], ...]
     """(left, op, right, factor) comparisons of extracted values."""
+    likely_when: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,7 @@ class EntryCard:
     status: str
     summary: str
     generic: bool
+    family: bool
     causes: tuple[CauseCard, ...]
     fixes: tuple[dict[str, Any], ...]
     probes: tuple[str, ...]
@@ -149,6 +153,7 @@ class EntryCard:
             status=entry.status,
             summary=entry.summary,
             generic=entry.generic,
+            family=entry.family,
             causes=tuple(
                 CauseCard(
                     id=cause.id,
@@ -156,6 +161,7 @@ class EntryCard:
                     prior=cause.prior,
                     how_to_tell=cause.how_to_tell,
                     conditions=tuple((c.left, c.op, c.right, c.factor) for c in cause.conditions),
+                    likely_when=cause.likely_when.as_dict(),
                 )
                 for cause in entry.causes
             ),
@@ -187,7 +193,9 @@ class CompiledKB:
         return [self.signatures[i].fuzzy_template or "" for i in self.fuzzy]
 
 
-def _compile_signature(index: int, entry_index: int, cause: str | None, sig: "Signature") -> CompiledSignature:
+def _compile_signature(
+    index: int, entry_index: int, cause: str | None, sig: "Signature", *, against: bool = False
+) -> CompiledSignature:
     regex_source = re.escape(sig.text) if sig.text is not None else sig.regex
     extract: list[tuple[str, str | None, "ExtractKind"]] = []
     if regex_source is not None:
@@ -198,6 +206,7 @@ def _compile_signature(index: int, entry_index: int, cause: str | None, sig: "Si
         index=index,
         entry=entry_index,
         cause=cause,
+        against=against,
         kind=sig.kind,
         pattern=sig.pattern,
         weight=sig.weight,
@@ -218,6 +227,8 @@ def compile_kb(kb: "KnowledgeBase") -> CompiledKB:
         for cause in entry.causes:
             for sig in cause.evidence:
                 signatures.append(_compile_signature(len(signatures), entry_index, cause.id, sig))
+            for sig in cause.against:
+                signatures.append(_compile_signature(len(signatures), entry_index, cause.id, sig, against=True))
     return CompiledKB(
         entries=tuple(EntryCard.of(entry) for entry in models),
         signatures=tuple(signatures),
@@ -228,15 +239,30 @@ def compile_kb(kb: "KnowledgeBase") -> CompiledKB:
 
 
 def _neighbours(models: list["Entry"], rows: list[tuple[str, str, str]]) -> tuple[Neighbour, ...]:
-    """Every error line of the entries' match examples, then the neighbours files' rows, deduplicated."""
+    """Every error line of the entries' match examples, then the neighbours files' rows, deduplicated.
+
+    A wrapper's lines (EZ9999, ERR00100) say nothing of the failure's category: they are labelled
+    as wrappers, so that an unknown line that resembles one is set aside rather than voting.
+    """
+    labelled = [
+        (line, WRAPPER if entry.generic else entry.category, f"entry:{entry.id}")
+        for entry in models
+        for line in _example_lines(entry)
+    ]
+    labelled += [(line, category, label) for category, label, line in rows]
     out: dict[tuple[str, str], Neighbour] = {}
-    for entry in models:
-        for example in entry.examples.match:
-            lines = [line for line in example.splitlines() if error_kind(line)] or [max(example.splitlines() or [""], key=len)]
-            for line in lines:
-                masked = template(message_of(line))
-                out.setdefault((masked, entry.category), (masked, entry.category, f"entry:{entry.id}"))
-    for category, label, line in rows:
+    for line, category, label in labelled:
         masked = template(message_of(line))
-        out.setdefault((masked, category), (masked, category, label))
-    return tuple(value for value in out.values() if len(value[0]) >= 8)
+        if len(masked) >= 8:
+            out.setdefault((masked, category), (masked, category, label))
+    # A wrapper's line quoted in another entry's example (or a corpus log) is still a wrapper's.
+    wrapped = {masked for masked, category in out if category == WRAPPER}
+    return tuple(row for (masked, category), row in out.items() if category == WRAPPER or masked not in wrapped)
+
+
+def _example_lines(entry: "Entry") -> list[str]:
+    lines = []
+    for example in entry.examples.match:
+        rows = example.splitlines()
+        lines += [line for line in rows if error_kind(line)] or [max(rows or [""], key=len)]
+    return lines

@@ -105,3 +105,4 @@ def message_of(text: str) -> str:
 def exception_name(text: str) -> str | None:
     found = _EXCEPTION.search(text)
     return found.group(1).rsplit(".", 1)[-1] if found else None
+

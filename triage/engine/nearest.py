@@ -17,6 +17,9 @@ from triage.engine.normalize import template
 Neighbour = tuple[str, str, str]
 """(template, category, label): the label is `entry:<id>` or `case:<corpus case id>`."""
 
+WRAPPER = "wrapper"
+"""The category of a wrapper's example lines (EZ9999, ERR00100): a line closest to one of them is a
+wrapper too, and casts no vote."""
 K = 7
 MIN_SCORE = 55.0
 """Below this a neighbour is no evidence at all (shared boiler-plate words score about 40-50)."""
@@ -57,8 +60,12 @@ class NeighbourIndex:
             if len(query) < 8:
                 continue
             found = process.extract(query, self._templates, scorer=_scorer, limit=K, score_cutoff=MIN_SCORE)
+            if found and self._neighbours[found[0][2]][1] == WRAPPER:
+                continue
             for _, score, position in found:
                 _, category, label = self._neighbours[position]
+                if category == WRAPPER:
+                    continue
                 strength = weight * ((score - MIN_SCORE) / (100.0 - MIN_SCORE)) ** 2
                 votes[category] += strength
                 similarity[category].append(score)

@@ -12,11 +12,16 @@ import re
 from typing import Any, Protocol
 
 from triage.engine.compiled import CASE_SENSITIVE_TRIGGERS, TRIGGER_PATTERNS, CompiledKB
+from triage.engine.context import CONTEXT_TRIGGERS
 
 TRIGGER = -1
 """The id reported for a trigger word (a line that fuzzy signatures should look at)."""
+CONTEXT = -2
+"""The id reported for a line that shows what was running (see `triage.engine.context`)."""
 TRIGGER_OFFSET = 1 << 30
 """Hyperscan ids must be non-negative: trigger words are numbered from here."""
+CONTEXT_OFFSET = 1 << 29
+"""... and context patterns from here."""
 
 
 Candidate = tuple[int, int, "set[int] | None"]
@@ -78,6 +83,7 @@ class HyperscanPrefilter:
         patterns += [(p, TRIGGER_OFFSET + n, caseless) for n, p in enumerate(TRIGGER_PATTERNS)]
         offset = TRIGGER_OFFSET + len(TRIGGER_PATTERNS)
         patterns += [(p, offset + n, common) for n, p in enumerate(CASE_SENSITIVE_TRIGGERS)]
+        patterns += [(p, CONTEXT_OFFSET + n, caseless) for n, p in enumerate(CONTEXT_TRIGGERS)]
         unsupported: list[str] = []
         for pattern, ident, flags in patterns:
             expression = _hyperscan_pattern(pattern)
@@ -116,7 +122,7 @@ class HyperscanPrefilter:
                     line_end = end
                 ids = set()
                 out.append((rfind(b"\n", start, last) + 1 or start, line_end, ids))
-            ids.add(TRIGGER if ident >= TRIGGER_OFFSET else ident)
+            ids.add(ident if ident < CONTEXT_OFFSET else TRIGGER if ident >= TRIGGER_OFFSET else CONTEXT)
         extra = self._fallback.candidates(block, start, end)
         if not extra:
             return out
@@ -150,7 +156,7 @@ class PythonPrefilter:
     def __init__(self, kb: CompiledKB) -> None:
         patterns = [kb.signatures[i].regex_source or "" for i in kb.exact]
         cased = [f"(?-i:{pattern})" for pattern in CASE_SENSITIVE_TRIGGERS]
-        self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS) + cased)
+        self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS) + cased + list(CONTEXT_TRIGGERS))
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         return self._alternation.candidates(block, start, end)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from triage.engine.advice import order_fixes
 from triage.engine.compiled import CompiledKB, EntryCard
+from triage.engine.context import JobContext
 from triage.engine.evidence import EntryEvidence
 from triage.engine.safety_net import diagnose_unclaimed
 from triage.engine.unclaimed import UnclaimedErrors
-from triage.results import CauseResult, Diagnosis, FixResult, ReferenceResult, ScanResult
+from triage.results import CauseResult, Diagnosis, ReferenceResult, ScanResult
 
 GENERIC_DAMPING = 0.3
 """A generic wrapper (ERR00100, EZ9999, ...) counts this much when a specific cause was also found."""
@@ -17,6 +19,7 @@ GENERIC_MAX_CONFIDENCE = 0.6
 CAUSE_SUPPORT_BONUS = 0.3
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 CONFIDENCE_RATE = 1.2
+FAILURE_SEVERITIES = ("critical", "error")
 
 
 def confidence_of(score: float) -> float:
@@ -46,18 +49,38 @@ def _condition_holds(condition: Comparison, values: dict[str, Any]) -> bool:
     }[op]
 
 
-def rank_causes(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence) -> list[CauseResult]:
-    """Posterior probability of each cause: prior, raised by its evidence lines and conditions."""
+CONTEXT_WEIGHT = 1.5
+"""How much a cause's `likely_when` moves its logit when the log shows (or rules out) that context."""
+FAMILY_DAMPING = 0.5
+"""A family rule counts this much when a specific entry also fired: the specific one knows more."""
+FAMILY_MAX_CONFIDENCE = 0.85
+
+
+def _support(kb: CompiledKB, qualities: dict[int, float], *, against: bool) -> float:
+    return _signature_score(kb, {i: q for i, q in qualities.items() if kb.signatures[i].against == against})
+
+
+def rank_causes(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, context: JobContext) -> list[CauseResult]:
+    """Posterior probability of each cause: prior, moved by its evidence lines (for and against),
+    its conditions on extracted values, and the job context it is likely in."""
     if not entry.causes:
         return []
     logits = []
     reasons: list[list[str]] = []
     for cause in entry.causes:
-        support = _signature_score(kb, evidence.cause_quality.get(cause.id, {}))
+        qualities = evidence.cause_quality.get(cause.id, {})
+        support = _support(kb, qualities, against=False)
+        contrary = _support(kb, qualities, against=True)
         held = [c for c in cause.conditions if _condition_holds(c, evidence.extracted)]
-        why = [f"matched: {kb.signatures[i].pattern}" for i in evidence.cause_quality.get(cause.id, {})]
+        why = [f"matched: {kb.signatures[i].pattern}" for i in qualities if not kb.signatures[i].against]
+        why += [f"against: {kb.signatures[i].pattern}" for i in qualities if kb.signatures[i].against]
         why += [f"{left} {op} {factor:g} x {right}" for left, op, right, factor in held]
-        logits.append(math.log(cause.prior) + 1.5 * support + 1.5 * len(held))
+        fits = context.fits(cause.likely_when) if cause.likely_when else None
+        if fits is not None:
+            why.append(f"{'fits' if fits else 'does not fit'} the job ({context.workload or context.soc or 'context'})")
+        logit = math.log(cause.prior) + 1.5 * support - 3.0 * contrary + 1.5 * len(held)
+        logit += {True: CONTEXT_WEIGHT, False: -CONTEXT_WEIGHT, None: 0.0}[fits]
+        logits.append(logit)
         reasons.append(why)
     top = max(logits)
     weights = [math.exp(logit - top) for logit in logits]
@@ -75,28 +98,25 @@ def rank_causes(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence) -> li
     return sorted(causes, key=lambda c: -c.probability)
 
 
-def _fixes(entry: EntryCard, causes: list[CauseResult]) -> list[FixResult]:
-    probability = {cause.id: cause.probability for cause in causes}
-
-    def relevance(addresses: list[str]) -> float:
-        return max((probability.get(cause_id, 0.0) for cause_id in addresses), default=0.5)
-
-    ordered = sorted(entry.fixes, key=lambda fix: -relevance(fix.get("addresses", [])))
-    return [FixResult.from_json(fix) for fix in ordered]
-
-
-def diagnose(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, *, damp_generic: bool) -> Diagnosis:
+def diagnose(
+    kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, context: JobContext, *, damp_generic: bool, damp_family: bool
+) -> Diagnosis:
     score = _signature_score(kb, evidence.signature_quality)
     if evidence.count > 1:
         score += min(0.3, 0.05 * math.log2(evidence.count))
-    cause_support = max((_signature_score(kb, q) for q in evidence.cause_quality.values()), default=0.0)
+    cause_support = max((_support(kb, q, against=False) for q in evidence.cause_quality.values()), default=0.0)
     score += CAUSE_SUPPORT_BONUS * min(1.0, cause_support)
     if entry.generic and damp_generic:
         score *= GENERIC_DAMPING
+    if entry.family and damp_family:
+        score *= FAMILY_DAMPING
     confidence = confidence_of(score)
     if entry.generic:
         confidence = min(confidence, GENERIC_MAX_CONFIDENCE)
-    causes = rank_causes(kb, entry, evidence)
+    if entry.family:
+        confidence = min(confidence, FAMILY_MAX_CONFIDENCE)
+    causes = rank_causes(kb, entry, evidence, context)
+    fixes, notes = order_fixes(list(entry.fixes), causes, context)
     return Diagnosis(
         id=entry.id,
         category=entry.category,
@@ -109,12 +129,14 @@ def diagnose(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, *, damp_
         evidence=list(evidence.lines),
         evidence_count=evidence.count,
         causes=causes,
-        fixes=_fixes(entry, causes),
+        fixes=fixes,
         probes=list(entry.probes),
         extracted=dict(evidence.extracted),
         references=[ReferenceResult(**ref) for ref in entry.references],
         rank=evidence.first_rank,
         first_seen=evidence.first_seen or 0,
+        fix_notes=notes,
+        family=entry.family,
     )
 
 
@@ -122,25 +144,32 @@ def sort_key(diagnosis: Diagnosis) -> tuple[float, int, int]:
     return (-diagnosis.score, SEVERITY_ORDER.get(diagnosis.severity, 9), diagnosis.first_seen)
 
 
-FAILURE_SEVERITIES = ("critical", "error")
-
-
 def build_result(
     kb: CompiledKB,
     evidence: dict[int, EntryEvidence],
     unclaimed: UnclaimedErrors | None = None,
+    context: JobContext | None = None,
     *,
     top: int | None = None,
     min_confidence: float = 0.0,
 ) -> ScanResult:
+    context = context or JobContext()
     fired = {index: ev for index, ev in evidence.items() if ev.fired}
     specific_found = any(not kb.entries[index].generic for index in fired)
-    diagnoses = [diagnose(kb, kb.entries[index], ev, damp_generic=specific_found) for index, ev in fired.items()]
-    if unclaimed is not None and not any(d.severity in FAILURE_SEVERITIES for d in diagnoses):
-        # An error no entry claims outranks warnings: the job died of something no rule names.
-        guess = diagnose_unclaimed(kb, unclaimed)
+    curated_found = any(
+        not kb.entries[index].generic and not kb.entries[index].family and kb.entries[index].severity in FAILURE_SEVERITIES
+        for index in fired
+    )
+    diagnoses = [
+        diagnose(kb, kb.entries[index], ev, context, damp_generic=specific_found, damp_family=curated_found)
+        for index, ev in fired.items()
+    ]
+    if unclaimed is not None and not any(d.severity in FAILURE_SEVERITIES and not d.generic for d in diagnoses):
+        # An error no specific entry claims outranks warnings and wrappers: the job died of
+        # something no rule names, and a wrapper's category is a guess too.
+        guess = diagnose_unclaimed(kb, unclaimed, context, need_neighbours=bool(diagnoses))
         if guess is not None:
             guess.score = max([guess.score] + [d.score + 0.01 for d in diagnoses])
             diagnoses.append(guess)
     diagnoses = sorted((d for d in diagnoses if d.confidence >= min_confidence), key=sort_key)
-    return ScanResult(diagnoses=diagnoses[:top] if top else diagnoses)
+    return ScanResult(diagnoses=diagnoses[:top] if top else diagnoses, context=context.to_json())

@@ -10,13 +10,17 @@ from __future__ import annotations
 import re
 from urllib.parse import quote_plus
 
+from triage.engine.advice import order_fixes
 from triage.engine.compiled import CompiledKB
+from triage.engine.context import JobContext
 from triage.engine.error_lines import exception_name
 from triage.engine.nearest import Guess
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
 from triage.results import CauseResult, Diagnosis, FixResult
 
 ID = "unrecognised-error"
+HEALTHY = "healthy"
+"""The neighbours' label for error-looking lines of logs of runs that worked."""
 MAX_CONFIDENCE = 0.45
 """Below the 0.5 that CI gates and healthy-log checks use: a guess never reads as a finding."""
 MIN_CONFIDENCE = 0.15
@@ -25,17 +29,23 @@ RESEMBLES_AT = 75.0
 _QUERY_NOISE = re.compile(r"<[a-z]+>|['\"`]|\s+")
 
 
-def diagnose_unclaimed(kb: CompiledKB, unclaimed: UnclaimedErrors) -> Diagnosis | None:
+def diagnose_unclaimed(
+    kb: CompiledKB, unclaimed: UnclaimedErrors, context: JobContext, *, need_neighbours: bool = False
+) -> Diagnosis | None:
+    """The guess for the most telling unclaimed errors; None without any, or when they read like a
+    healthy run's chatter, or (need_neighbours) when no known failure resembles them."""
     telling = unclaimed.most_telling()
     if not telling:
         return None
     lead = telling[0]
     guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling])
+    if (guess is None and need_neighbours) or (guess is not None and guess.category == HEALTHY):
+        return None
     category = guess.category if guess else "other"
     strength = (guess.share * max(0.0, guess.score - 55.0) / 45.0) if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
     borrowed = _borrowed_entry(kb, guess)
-    causes, fixes = _advice(kb, borrowed)
+    causes, fixes = _advice(kb, borrowed, context)
     name = exception_name(lead.message)
     title = f"Unrecognised error: {lead.message[:100]}" if not name else f"Unrecognised {name}: {lead.message[len(name) + 2:][:90]}"
     resembles = ", ".join(f"{entry} ({score:.0f}%)" for entry, score in (guess.entries if guess else ()))
@@ -72,7 +82,7 @@ def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
     return next((index for index, entry in enumerate(kb.entries) if entry.id == wanted), None)
 
 
-def _advice(kb: CompiledKB, borrowed: int | None) -> tuple[list[CauseResult], list[FixResult]]:
+def _advice(kb: CompiledKB, borrowed: int | None, context: JobContext) -> tuple[list[CauseResult], list[FixResult]]:
     if borrowed is None:
         return [CauseResult(id="unknown", title="Not known to the KB", probability=1.0)], []
     entry = kb.entries[borrowed]
@@ -81,7 +91,7 @@ def _advice(kb: CompiledKB, borrowed: int | None) -> tuple[list[CauseResult], li
         CauseResult(id=c.id, title=f"{c.title} (as in {entry.id})", probability=round(share, 3), how_to_tell=c.how_to_tell)
         for c in sorted(entry.causes, key=lambda c: -c.prior)
     ]
-    fixes = [FixResult.from_json(fix) for fix in entry.fixes]
+    fixes, _ = order_fixes(list(entry.fixes), causes, context)
     return causes, fixes
 
 

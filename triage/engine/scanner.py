@@ -18,7 +18,9 @@ from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
 from triage.engine.evidence import EntryEvidence
 from triage.engine.normalize import decode_line, template
-from triage.engine.prefilter import TRIGGER, Prefilter, build_prefilter
+from triage.engine.context import MAX_LINES as CONTEXT_LINES
+from triage.engine.context import JobContext
+from triage.engine.prefilter import CONTEXT, TRIGGER, Prefilter, build_prefilter
 from triage.engine.rank import build_result
 from triage.engine.ranks import rank_of_line, rank_of_source
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
@@ -32,6 +34,7 @@ MATCH_WINDOW = 16 * 1024
 FUZZY_CACHE_LIMIT = 200_000
 QUIET_CACHE_LIMIT = 200_000
 TRIGGER_ONLY = frozenset({TRIGGER})
+CONTEXT_ONLY = frozenset({CONTEXT})
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
 _CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
@@ -54,6 +57,7 @@ class ScanPart:
 
     evidence: dict[int, EntryEvidence]
     unclaimed: UnclaimedErrors
+    context: JobContext
     lines: int
     bytes: int
     candidate_lines: int
@@ -74,6 +78,7 @@ class Scanner:
         self.prefilter = prefilter or build_prefilter(kb)
         self.evidence: dict[int, EntryEvidence] = {}
         self.unclaimed = UnclaimedErrors()
+        self.context = JobContext()
         """Error lines that no entry's own signature matched: what the safety net reports."""
         self.errors: list[str] = []
         self.lines = 0
@@ -139,7 +144,7 @@ class Scanner:
 
     def part(self) -> ScanPart:
         """Everything this scanner found, to be absorbed by another (see `absorb`)."""
-        return ScanPart(self.evidence, self.unclaimed, self.lines, self.bytes, self.candidate_lines, self._order)
+        return ScanPart(self.evidence, self.unclaimed, self.context, self.lines, self.bytes, self.candidate_lines, self._order)
 
     def absorb(self, part: ScanPart, source: str) -> None:
         """Take in the scan of the next stretch of `source`, as if this scanner had read it itself.
@@ -151,6 +156,7 @@ class Scanner:
         for entry, evidence in part.evidence.items():
             self.evidence.setdefault(entry, EntryEvidence()).merge(evidence, state.lines, self._order)
         self.unclaimed.merge(part.unclaimed, state.lines, self._order)
+        self.context.merge(part.context)
         state.lines += part.lines
         self.lines += part.lines
         self.bytes += part.bytes
@@ -161,7 +167,7 @@ class Scanner:
 
     def result(self, *, top: int | None = None, min_confidence: float = 0.0) -> ScanResult:
         result = correlate(
-            build_result(self.kb, self.evidence, self.unclaimed, min_confidence=min_confidence), top=top
+            build_result(self.kb, self.evidence, self.unclaimed, self.context, min_confidence=min_confidence), top=top
         )
         result.stats.lines = self.lines + sum(1 for s in self._sources.values() if s.pending)
         result.stats.bytes = self.bytes
@@ -193,8 +199,13 @@ class Scanner:
         position = start
         newlines_before = 0
         quiet = self._quiet
+        context = self.context
         for line_start, line_end, ids in self.prefilter.candidates(block, start, end):
             raw = block[line_start:line_end]
+            if (ids is None or CONTEXT in ids) and context.lines_seen < CONTEXT_LINES:
+                context.observe(decode_line(raw[:MATCH_WINDOW]))
+            if ids == CONTEXT_ONLY:
+                continue
             key = None
             if ids == TRIGGER_ONLY and len(raw) <= MATCH_WINDOW:
                 key = raw.translate(_DIGITS_TO_ZERO)
@@ -239,7 +250,8 @@ class Scanner:
         self.candidate_lines += 1
         text = decode_line(raw)
         hits = self._exact_hits(text, ids) + self._fuzzy_hits(text)
-        if not any(hit.signature.cause is None for hit in hits):
+        # A wrapper's line (EZ9999, ERR00100) may carry the inner message: the safety net may know it.
+        if not any(hit.signature.cause is None and not self.kb.entries[hit.signature.entry].generic for hit in hits):
             self._note_unclaimed(state, line_number, text)
         if not hits:
             return None

@@ -115,14 +115,38 @@ class Condition(_Strict):
     factor: float = Field(1.0, description="The right side is multiplied by this before comparing.")
 
 
+class Context(_Strict):
+    """What was running, as the log shows it (see `triage.engine.context`): each list names the
+    values that fit; an empty list says nothing about that dimension."""
+
+    workload: list[str] = Field(
+        default_factory=list,
+        description="Frameworks, e.g. vllm, vllm-ascend, sglang, mindie, lmdeploy, llamafactory, ms-swift, hf-trainer, "
+        "deepspeed, megatron, mindspeed, verl, llama.cpp, comfyui, diffusers, paddle, triton-ascend, custom-kernel, "
+        "or the groups serving / training.",
+    )
+    launcher: list[str] = Field(default_factory=list, description="torchrun, deepspeed, accelerate, mpirun, ray, msrun.")
+    soc: list[str] = Field(default_factory=list, description="SoC name prefixes, e.g. Ascend910B, Ascend310P.")
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {key: value for key, value in self.model_dump().items() if value}
+
+
 class Cause(_Strict):
     id: str = Field(pattern=ID_PATTERN)
     title: str
     prior: float = Field(0.5, gt=0, le=1, description="Prior likelihood of this cause among the entry's causes.")
     how_to_tell: str = Field("", description="How to tell this cause apart from the others.")
     evidence: list[Signature] = Field(default_factory=list, description="Lines that make this cause more likely.")
+    against: list[Signature] = Field(
+        default_factory=list, description="Lines that make this cause less likely (it drops when one is in the log)."
+    )
     conditions: list[Condition] = Field(
         default_factory=list, description="Comparisons of extracted values that make this cause more likely."
+    )
+    likely_when: Context = Field(
+        default_factory=Context,
+        description="The job contexts in which this cause is more likely (and less likely when the log shows another).",
     )
 
 
@@ -139,6 +163,16 @@ class Fix(_Strict):
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables to set.")
     code: CodeChange | None = None
     commands: list[str] = Field(default_factory=list, description="Shell commands for the user to run (never run by triage).")
+    kind: Literal["fix", "diagnostic"] = Field(
+        "fix", description="`diagnostic`: a way to confirm the cause, shown after the fixes as 'to confirm'."
+    )
+    applies_to: Context = Field(
+        default_factory=Context,
+        description="The job contexts this fix is for; never offered where the log shows another one.",
+    )
+    confirmed_by: list[str] = Field(
+        default_factory=list, description="URLs of threads or documents where this fix was confirmed to work."
+    )
 
 
 class Reference(_Strict):
@@ -184,6 +218,11 @@ class Entry(_Strict):
     generic: bool = Field(
         False,
         description="A generic wrapper (ERR00100, EZ9999, ...): ranks below any specific cause found in the same log.",
+    )
+    family: bool = Field(
+        False,
+        description="A family rule: recognises a whole class of failures by its shape (any unloadable library, any "
+        "NaN metric); ranks below the specific entries that fire on the same log and above nothing.",
     )
     signatures: list[Signature] = Field(min_length=1)
     causes: list[Cause] = Field(default_factory=list)

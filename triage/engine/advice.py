@@ -1,0 +1,34 @@
+"""Which fixes to offer for the job that failed, in which order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triage.engine.context import JobContext
+from triage.results import CauseResult, FixResult
+
+
+def order_fixes(fixes: list[dict[str, Any]], causes: list[CauseResult], context: JobContext) -> tuple[list[FixResult], list[str]]:
+    """Fixes for the job that failed, best first, and notes on those left out.
+
+    A fix for another stack than the one the log shows is dropped; one whose env settings the log
+    shows already in force is dropped and said so; fixes for the likeliest causes come first, and
+    among equals those made for this job's stack; ways to confirm a cause come after every fix.
+    """
+    probability = {cause.id: cause.probability for cause in causes}
+    kept: list[tuple[tuple[int, float, int, int], FixResult]] = []
+    notes: list[str] = []
+    for position, fix in enumerate(fixes):
+        result = FixResult.from_json({k: v for k, v in fix.items() if k not in ("applies_to", "confirmed_by")})
+        applies_to = {k: v for k, v in (fix.get("applies_to") or {}).items() if v}
+        fits = context.fits(applies_to) if applies_to else None
+        if fits is False:
+            continue
+        if result.env and context.applied(result.env):
+            settings = ", ".join(f"{k}={v}" for k, v in result.env.items())
+            notes.append(f"already applied in this job ({settings}): {result.title}")
+            continue
+        relevance = max((probability.get(c, 0.0) for c in result.addresses), default=0.5)
+        diagnostic = result.kind == "diagnostic"
+        kept.append(((int(diagnostic), -round(relevance, 2), 0 if fits else 1, position), result))
+    return [fix for _, fix in sorted(kept, key=lambda item: item[0])], notes
