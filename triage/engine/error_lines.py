@@ -10,8 +10,10 @@ import re
 
 # Kinds of error line, most telling first: a traceback's exception names the failure, a code
 # pins it, a fatal signal says how the process died, a log level only says something went wrong.
-EXCEPTION, CODE, SIGNAL, LEVEL, EXIT = "exception", "code", "signal", "level", "exit"
-SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, EXIT: 0.4}
+EXCEPTION, CODE, SIGNAL, LEVEL, TRACEBACK, EXIT = "exception", "code", "signal", "level", "traceback", "exit"
+SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, TRACEBACK: 0.5, EXIT: 0.4}
+"""A traceback whose exception line was cut off (pastes often end mid-traceback) still says that
+the job raised; its frames tell where."""
 
 _EXCEPTION = re.compile(
     r"(?:^|[\s:\]\)>|])"
@@ -20,7 +22,7 @@ _EXCEPTION = re.compile(
 )
 _CODE = re.compile(
     r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
-    r"|(?i:\b(?:error[ _]?code|ret(?:urn)?[ _]?code|errno|error_code|ret)\s*[=:]?\s*(?:is\s*)?-?(?:0x[0-9a-f]*[1-9a-f][0-9a-f]*|[1-9]\d{2,}))"
+    r"|(?i:\b(?:error[ _]?code|ret(?:urn)?[ _]?code|errno|error_code|ret)\s*[=:\[]?\s*(?:is\s*)?-?(?:0x[0-9a-f]*[1-9a-f][0-9a-f]*|[1-9]\d{2,}))"
 )
 _SIGNAL = re.compile(
     r"(?i:segmentation fault|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|\bSIGKILL\b|bus error|core dumped|"
@@ -28,8 +30,10 @@ _SIGNAL = re.compile(
     r"signal\s*:?\s*(?:6|7|9|11)\b|\bkilled\b.*\b(?:signal|oom)|oom-kill)"
 )
 _LEVEL = re.compile(
-    r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|错误|失败|报错"
+    r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
+    r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
 )
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 _EXIT = re.compile(
     r"(?i:exit(?:ed)?\s*(?:with\s*)?(?:code|status)\s*[:=]?\s*-?[1-9]\d*|exitcode\s*:\s*-?[1-9]\d*"
     r"|returned non-zero exit status|non-zero exit code)"
@@ -90,6 +94,8 @@ def _kind_of_message(text: str) -> str | None:
         return EXIT
     if _LEVEL.search(text):
         return LEVEL
+    if _TRACEBACK.search(text):
+        return TRACEBACK
     return None
 
 

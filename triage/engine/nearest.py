@@ -29,7 +29,7 @@ MIN_SCORE = 55.0
 class Guess:
     category: str
     score: float
-    """Mean similarity (0-100) of the neighbours that voted for the category."""
+    """Mean similarity (0-100) of the neighbours that voted for the category (0: words alone)."""
     share: float
     """The category's share of the vote (0-1)."""
     entries: tuple[tuple[str, float], ...]
@@ -50,9 +50,10 @@ class NeighbourIndex:
     def __len__(self) -> int:
         return len(self._neighbours)
 
-    def guess(self, messages: list[tuple[str, float]]) -> Guess | None:
-        """Vote over the neighbours of each (message, weight); None when nothing is close enough."""
-        votes: dict[str, float] = defaultdict(float)
+    def guess(self, messages: list[tuple[str, float]], words: dict[str, float] | None = None) -> Guess | None:
+        """Vote over the neighbours of each (message, weight), plus `words` votes (see `hints`);
+        None when nothing is close enough and no word points anywhere."""
+        votes: dict[str, float] = defaultdict(float, words or {})
         similarity: dict[str, list[float]] = defaultdict(list)
         entries: dict[str, float] = {}
         for message, weight in messages:
@@ -66,19 +67,19 @@ class NeighbourIndex:
                 _, category, label = self._neighbours[position]
                 if category == WRAPPER:
                     continue
-                strength = weight * ((score - MIN_SCORE) / (100.0 - MIN_SCORE)) ** 2
-                votes[category] += strength
+                votes[category] += weight * ((score - MIN_SCORE) / (100.0 - MIN_SCORE)) ** 2
                 similarity[category].append(score)
                 if label.startswith("entry:"):
                     entry = label[len("entry:") :]
                     entries[entry] = max(entries.get(entry, 0.0), score)
+        votes = {category: vote for category, vote in votes.items() if vote > 0}
         if not votes:
             return None
         category = max(votes, key=lambda c: votes[c])
-        total = sum(votes.values())
+        scores = similarity.get(category, [])
         return Guess(
             category=category,
-            score=round(sum(similarity[category]) / len(similarity[category]), 1),
-            share=round(votes[category] / total, 3) if total else 0.0,
+            score=round(sum(scores) / len(scores), 1) if scores else 0.0,
+            share=round(votes[category] / sum(votes.values()), 3),
             entries=tuple(sorted(entries.items(), key=lambda item: -item[1])[:3]),
         )

@@ -13,10 +13,11 @@ from urllib.parse import quote_plus
 from triage.engine.advice import order_fixes
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
-from triage.engine.error_lines import exception_name
+from triage.engine.error_lines import TRACEBACK, exception_name, message_of
+from triage.engine.hints import STALL, word_votes
 from triage.engine.nearest import Guess
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
-from triage.results import CauseResult, Diagnosis, FixResult
+from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult
 
 ID = "unrecognised-error"
 HEALTHY = "healthy"
@@ -26,42 +27,44 @@ MAX_CONFIDENCE = 0.45
 MIN_CONFIDENCE = 0.15
 RESEMBLES_AT = 75.0
 """A neighbouring entry this similar lends its causes and fixes, marked as borrowed."""
+WORD_WEIGHT = 0.15
+"""A family word in an error line counts this much against a perfect neighbour's 1.0."""
+FRAME_WEIGHT = 0.1
+STALL_LINES = 2
 _QUERY_NOISE = re.compile(r"<[a-z]+>|['\"`]|\s+")
 
 
 def diagnose_unclaimed(
     kb: CompiledKB, unclaimed: UnclaimedErrors, context: JobContext, *, need_neighbours: bool = False
 ) -> Diagnosis | None:
-    """The guess for the most telling unclaimed errors; None without any, or when they read like a
-    healthy run's chatter, or (need_neighbours) when no known failure resembles them."""
+    """The guess for the most telling unclaimed errors (or, without any, for a log that stopped on a
+    stall banner); None when there is nothing to report, when the errors read like a healthy run's
+    chatter, or (need_neighbours) when no known failure resembles them."""
     telling = unclaimed.most_telling()
+    stalled = not telling and not need_neighbours
+    if stalled:
+        telling = _stall(unclaimed)
     if not telling:
         return None
     lead = telling[0]
-    guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling])
-    if (guess is None and need_neighbours) or (guess is not None and guess.category == HEALTHY):
+    guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling], _word_votes(telling, unclaimed))
+    if (guess is None or guess.score == 0.0) and need_neighbours:
+        return None
+    if guess is not None and guess.category == HEALTHY:
         return None
     category = guess.category if guess else "other"
-    strength = (guess.share * max(0.0, guess.score - 55.0) / 45.0) if guess else 0.0
+    strength = guess.share * max(0.0, guess.score - 55.0) / 45.0 if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
     borrowed = _borrowed_entry(kb, guess)
     causes, fixes = _advice(kb, borrowed, context)
-    name = exception_name(lead.message)
-    title = f"Unrecognised error: {lead.message[:100]}" if not name else f"Unrecognised {name}: {lead.message[len(name) + 2:][:90]}"
-    resembles = ", ".join(f"{entry} ({score:.0f}%)" for entry, score in (guess.entries if guess else ()))
-    summary = (
-        f"No KB entry knows this error. Its closest known failures are {category.replace('_', ' ')} "
-        f"({guess.share:.0%} of the vote, {guess.score:.0f}% similar)" if guess else "No KB entry knows this error, and no known failure resembles it"
-    )
-    summary += f"; it resembles {resembles}." if resembles else "."
     return Diagnosis(
         id=ID,
         category=category,
-        title=title,
-        severity="error",
+        title=_title(lead, stalled),
+        severity="warning" if stalled else "error",
         confidence=confidence,
         score=round(confidence, 3),
-        summary=summary,
+        summary=_summary(guess, category, stalled),
         generic=True,
         evidence=[e.line for e in telling[:4]],
         evidence_count=sum(e.count for e in telling),
@@ -73,6 +76,52 @@ def diagnose_unclaimed(
         guess=True,
         resembles=[entry for entry, _ in (guess.entries if guess else ())],
     )
+
+
+def _word_votes(telling: list[ErrorLine], unclaimed: UnclaimedErrors) -> dict[str, float]:
+    """Family words in the error lines and in the frames of the traceback, weighted below neighbours."""
+    votes: dict[str, float] = {}
+    sources = [(e.message, WORD_WEIGHT * e.salience) for e in telling]
+    sources.append((" ".join(unclaimed.frames), FRAME_WEIGHT))
+    for text, weight in sources:
+        for category, vote in word_votes(text).items():
+            votes[category] = votes.get(category, 0.0) + weight * vote
+    return votes
+
+
+def _stall(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
+    """A log without errors whose last lines say it was capturing, compiling or waiting: it stalled there."""
+    for source, tail in unclaimed.tails.items():
+        for number, text in reversed(tail[-STALL_LINES:]):
+            if STALL.search(text):
+                line = EvidenceLine(source=source, line=number, text=text.strip()[:500])
+                return [ErrorLine(order=0, kind=TRACEBACK, line=line, message=message_of(text))]
+    return []
+
+
+def _title(lead: ErrorLine, stalled: bool) -> str:
+    if stalled:
+        return f"The log ends while the job was busy, with no error: {lead.message[:90]}"
+    name = exception_name(lead.message)
+    if name:
+        return f"Unrecognised {name}: {lead.message[len(name) + 2 :][:90]}"
+    return f"Unrecognised error: {lead.message[:100]}"
+
+
+def _summary(guess: Guess | None, category: str, stalled: bool) -> str:
+    known = category.replace("_", " ")
+    if stalled:
+        head = "No error in the log, but it stops on this line: the job hung or was killed here"
+    else:
+        head = "No KB entry knows this error"
+    if guess is None:
+        return f"{head}, and no known failure resembles it."
+    if guess.score:
+        head += f". Its closest known failures are {known} ({guess.share:.0%} of the vote, {guess.score:.0f}% similar)"
+    else:
+        head += f". Its words point at {known}"
+    resembles = ", ".join(f"{entry} ({score:.0f}%)" for entry, score in guess.entries)
+    return head + (f"; it resembles {resembles}." if resembles else ".")
 
 
 def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:

@@ -23,7 +23,7 @@ from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, TRIGGER, Prefilter, build_prefilter
 from triage.engine.rank import build_result
 from triage.engine.ranks import rank_of_line, rank_of_source
-from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
+from triage.engine.unclaimed import TAIL_LINES, ErrorLine, UnclaimedErrors
 from triage.engine.values import parse_value
 from triage.results import EvidenceLine, ScanResult, replace
 
@@ -31,6 +31,7 @@ MAX_LINE = 1 << 20
 """A line longer than this is cut and matched in pieces, so one 30 MB line cannot exhaust memory."""
 MATCH_WINDOW = 16 * 1024
 """Candidate lines longer than this are matched window by window."""
+TAIL_BYTES = 4096
 FUZZY_CACHE_LIMIT = 200_000
 QUIET_CACHE_LIMIT = 200_000
 TRIGGER_ONLY = frozenset({TRIGGER})
@@ -49,6 +50,8 @@ class _Source:
     rank: int | None
     pending: bytes = b""
     lines: int = 0
+    tail: bytes = b""
+    """The last bytes seen: where the log ended."""
 
 
 @dataclass
@@ -102,6 +105,7 @@ class Scanner:
         """Scan more bytes of `source`; returns the indices of entries that fired for the first time."""
         state = self._source(source)
         self.bytes += len(data)
+        state.tail = data[-TAIL_BYTES:] if len(data) >= TAIL_BYTES else (state.tail + data)[-TAIL_BYTES:]
         newly: set[int] = set()
         start = 0
         if state.pending:
@@ -144,6 +148,7 @@ class Scanner:
 
     def part(self) -> ScanPart:
         """Everything this scanner found, to be absorbed by another (see `absorb`)."""
+        self._note_tails()
         return ScanPart(self.evidence, self.unclaimed, self.context, self.lines, self.bytes, self.candidate_lines, self._order)
 
     def absorb(self, part: ScanPart, source: str) -> None:
@@ -166,6 +171,7 @@ class Scanner:
     # -- output --------------------------------------------------------------------------------
 
     def result(self, *, top: int | None = None, min_confidence: float = 0.0) -> ScanResult:
+        self._note_tails()
         result = correlate(
             build_result(self.kb, self.evidence, self.unclaimed, self.context, min_confidence=min_confidence), top=top
         )
@@ -179,6 +185,14 @@ class Scanner:
         return result
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _note_tails(self) -> None:
+        for state in self._sources.values():
+            if state.tail:
+                raws = state.tail.splitlines()[1 if len(state.tail) >= TAIL_BYTES else 0 :]  # the first may be cut
+                last = state.lines + (1 if state.pending else 0)
+                numbered = [(last - len(raws) + 1 + n, decode_line(raw)) for n, raw in enumerate(raws) if raw.strip()]
+                self.unclaimed.tails[state.name] = numbered[-TAIL_LINES:]
 
     def _source(self, name: str) -> _Source:
         state = self._sources.get(name)
@@ -202,8 +216,11 @@ class Scanner:
         context = self.context
         for line_start, line_end, ids in self.prefilter.candidates(block, start, end):
             raw = block[line_start:line_end]
-            if (ids is None or CONTEXT in ids) and context.lines_seen < CONTEXT_LINES:
-                context.observe(decode_line(raw[:MATCH_WINDOW]))
+            if ids is None or CONTEXT in ids:
+                text = decode_line(raw[:MATCH_WINDOW])
+                if context.lines_seen < CONTEXT_LINES:
+                    context.observe(text)
+                self.unclaimed.note_frame(text)
             if ids == CONTEXT_ONLY:
                 continue
             key = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from triage.engine.error_lines import SALIENCE
@@ -9,6 +10,9 @@ from triage.results import EvidenceLine, replace
 
 PER_KIND = 16
 """Distinct lines kept per kind of error: the first ones, since the first failure explains the rest."""
+MAX_FRAMES = 48
+TAIL_LINES = 6
+_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
 
 
 @dataclass
@@ -29,6 +33,17 @@ class UnclaimedErrors:
     by_key: dict[str, ErrorLine] = field(default_factory=dict)
     """Template of the message -> its first sighting."""
     kinds: dict[str, int] = field(default_factory=dict)
+    frames: list[str] = field(default_factory=list)
+    """`file function` of the first traceback frames: where the job was when it failed."""
+    tails: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    """The last lines of each source: where a log that stalls without an error stopped."""
+
+    def note_frame(self, text: str) -> None:
+        if len(self.frames) >= MAX_FRAMES:
+            return
+        found = _FRAME.search(text)
+        if found:
+            self.frames.append(f"{found.group(1).rsplit('/', 1)[-1]} {found.group(2)}")
 
     def add(self, key: str, found: ErrorLine) -> None:
         seen = self.by_key.get(key)
@@ -42,6 +57,8 @@ class UnclaimedErrors:
 
     def merge(self, later: UnclaimedErrors, line_offset: int, order_offset: int) -> None:
         """Fold in a later stretch of the same source (see `Scanner.absorb`)."""
+        self.frames += later.frames[: MAX_FRAMES - len(self.frames)]
+        self.tails.update(later.tails)
         for key, found in later.by_key.items():
             shifted = replace(found, order=found.order + order_offset, line=replace(found.line, line=found.line.line + line_offset))
             self.add(key, shifted)

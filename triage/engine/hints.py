@@ -1,0 +1,46 @@
+"""Words that point at a failure family, for when no known failure resembles an error closely.
+
+The nearest-neighbour vote needs a close neighbour; a cut-off traceback, a stalled log or a message
+in a framework nobody wrote an entry for often has none. Then the words around the failure still
+say a lot: a frame in `capture_one_batch_size`, a `barrier` in the stack, `out of memory` in a
+start-up check. Each category's words are broad on purpose; they only break ties and fill gaps.
+"""
+
+from __future__ import annotations
+
+import re
+
+CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
+    ("npu_oom", r"out of memory|\boom\b|insufficient (?:device )?memory|not enough memory|memory (?:is )?exhausted|"
+     r"alloc\w* (?:device )?memory failed|malloc\w* failed|cache blocks|mem(?:ory)?[_ -]fraction|"
+     r"memory[_ -]utilization|bad_alloc|memory exceeds|exceeds? (?:the )?(?:total|available) memory"),
+    ("hccl_timeout", r"\bhccl|\bnccl|all_?reduce|all_?gather|all_?to_?all|broadcast|\bbarrier\b|rendezvous|tcpstore|"
+     r"init_process_group|process ?group|collective|watchdog|heartbeat|socket|connection (?:refused|reset)|"
+     r"timed? ?out|distributed|\bcomm(?:unicator)?\b"),
+    ("segfault", r"segmentation|sigsegv|sigabrt|sigbus|core dump|ai ?core|vector ?core|aicpu|aiv|illegal (?:address|instruction)|"
+     r"out of (?:range|bounds)|\bmte\b|\bub\b.{0,20}(?:overflow|out of)|fatal python|bus error|kernel exception|"
+     r"exception.{0,30}kernel|hwts|task exception"),
+    ("nan_loss_scale", r"\bnan\b|\binf\b|overflow|loss[ _]scal|isfinite|nmse|precision|accuracy|all zeros|garbled"),
+    ("env_version", r"\bversion|mismatch|undefined symbol|shared object|no module named|importerror|modulenotfound|"
+     r"set_env|\binstall|compiled with|not compiled|\bcuda\b|\bdriver\b|glibc|libstdc|cmake|\bbuild\b|"
+     r"visible[_ ]devices|device count|no npu|not available|\.so\b"),
+    ("unsupported_op", r"not (?:yet )?(?:supported|implemented)|unsupported|no kernel|not registered|"
+     r"does not (?:has|have) any binary|fall ?back|dtype|float64|\bdouble\b|bfloat16|\bbf16\b|310p|300i|"
+     r"not support|tiling"),
+    ("dynamic_shape_compile", r"compil|\bgraph|captur|dynamo|inductor|torchair|aclgraph|triton|bisheng|recompil|"
+     r"tracing|torch\.compile|\bjit\b|linalg|codegen|lowering"),
+    ("other", r"\bp2p\b|\bsdma\b|driver internal|peer access|\bpcie\b|\becc\b|heartbeat lost|device lost"),
+)
+_COMPILED = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in CATEGORY_WORDS)
+STALL = re.compile(
+    r"captur|compil|warm ?up|waiting for|\bbarrier\b|rendezvous|init(?:iali[sz]\w*)? process group|"
+    r"initiali[sz]ing (?:hccl|nccl|distributed)|\bhccl\b",
+    re.IGNORECASE,
+)
+"""A log that ends on one of these, with no error at all, stopped while doing it: a stall."""
+
+
+def word_votes(text: str) -> dict[str, float]:
+    """One vote for each category whose words the text holds, shared when several do."""
+    found = [category for category, pattern in _COMPILED if pattern.search(text)]
+    return {category: 1.0 / len(found) for category in found}
