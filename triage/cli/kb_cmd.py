@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("--lines", metavar="A-B", help="only use lines A to B of the log (1-based)")
     new.add_argument("--out", metavar="DIR", help=f"KB dir to write into (default: first TRIAGE_KB_PATH dir, else ./{LOCAL_KB_DIR})")
     new.add_argument("--id", dest="entry_id", metavar="ID", help="entry id (default: derived from the error line)")
-    new.add_argument("--category", metavar="C", help="category (default: suggested from the KB and keyword rules)")
+    new.add_argument("--category", metavar="C", help="category (default: that of the known entries matching the line, else other)")
     new.add_argument("--title", help="title (default: the error line)")
     new.add_argument("--force", action="store_true", help="replace an existing file")
     add_kb_option(new)
@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     validate.add_argument("paths", nargs="*", metavar="PATH", help="entry files or KB dirs (default: shipped KB and user dirs)")
     validate.add_argument("--json", action="store_true", help="print findings as JSON")
-    validate.add_argument("--samples", metavar="DIR", help="logs_samples dir with labels.yaml (default: the project's)")
+    validate.add_argument("--samples", metavar="DIR", help="logs_samples dir with labels.yaml (default: the samples shipped with triage)")
     validate.add_argument("--list", dest="list_validators", action="store_true", help="list the checks and exit")
     validate.add_argument(
         "--strict", action="store_true", help="also refuse unfinished entries: drafts and TODOs left are errors (CI)"
@@ -70,13 +70,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_kb_option(validate)
     validate.set_defaults(func=run_validate)
 
-    test = commands.add_parser(
-        "test",
-        help="run entries' examples",
-        description="Run the examples of the entries in the KB dirs given (merged over the shipped KB) "
-        "or of the entries with the ids given; of every entry when given nothing.",
-    )
-    test.add_argument("targets", nargs="*", metavar="DIR|ID", help="KB dirs or entry ids to test")
+    test = commands.add_parser("test", help="run the examples of the entries given (default: every entry)")
+    test.add_argument("targets", nargs="*", metavar="DIR|ID", help="KB dirs (run over the shipped KB) or entry ids")
     add_kb_option(test)
     test.set_defaults(func=run_test)
 

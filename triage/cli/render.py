@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from typing import IO
+from typing import IO, Any
 
-from rich.cells import cell_len, get_character_cell_size
+from rich.cells import get_character_cell_size
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
 from rich.syntax import Syntax
@@ -27,6 +27,7 @@ ELLIPSIS = "…"
 INDENT = 3
 BRIEF_EVIDENCE = 2
 BRIEF_FIXES = 3
+INCONCLUSIVE = "inconclusive here"
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
@@ -215,9 +216,35 @@ def _one_liner(position: int, diagnosis: Diagnosis) -> OneLine:
 
 def _probe_lines(result: ScanResult) -> Iterable[Text]:
     for probe in result.probes:
-        findings = "; ".join(str(f.get("message", "")) for f in probe.get("findings") or [] if isinstance(f, dict))
-        device = (probe.get("device") or {}).get("type", "?")
-        yield Text(f"probe {probe.get('probe')} on {device}: {probe.get('status')}. {findings}".rstrip(), style="magenta")
+        verdict = probe_verdict(probe)
+        # An inconclusive verdict already quotes the findings as its reason.
+        findings = "" if verdict.startswith(INCONCLUSIVE) else "; ".join(_messages(probe))
+        yield Text(f"probe {probe.get('probe')} on {_device(probe)}: {verdict}. {findings}".rstrip(), style="magenta")
+
+
+def probe_verdict(result: dict[str, Any]) -> str:
+    """What a probe result means for the causes, in a few words.
+
+    A probe whose findings neither confirm nor rule out any cause measured nothing that matters
+    here (the allocator probe on a CPU): `ok` would read as "all clear", so it says inconclusive.
+    """
+    status = str(result.get("status", "?"))
+    findings = [f for f in result.get("findings") or [] if isinstance(f, dict)]
+    if status == "skipped":
+        return f"{INCONCLUSIVE}: {result.get('reason') or 'it cannot measure on this machine'}"
+    if status != "ok" or any(f.get("confirms") or f.get("rules_out") for f in findings):
+        return status + (f": {result['reason']}" if status == "error" and result.get("reason") else "")
+    why = "; ".join(_messages(result)) or f"no finding on {_device(result)}"
+    return f"{INCONCLUSIVE}: confirms or rules out no cause ({why})"
+
+
+def _messages(result: dict[str, Any]) -> list[str]:
+    return [str(f.get("message", "")) for f in result.get("findings") or [] if isinstance(f, dict)]
+
+
+def _device(result: dict[str, Any]) -> str:
+    device = result.get("device")
+    return str(device.get("type", "?")) if isinstance(device, dict) else str(device or "?")
 
 
 def render_scan(result: ScanResult, console: Console | None = None, *, verbose: bool = False) -> None:

@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from triage.engine.probe_evidence import apply_probe_results
 from triage.engine.scanner import Scanner
 from triage.report import build_report, collect_environment, fix_text
+from triage.cli.render import probe_verdict
 from triage.results import Diagnosis, ScanResult
 from triage.sources import SourceError, display_name
 from triage.tui.feed import LogBatch, LogFeed
@@ -34,7 +35,7 @@ from triage.tui.messages import (
     ScanUpdated,
     SearchClosed,
 )
-from triage.tui.probes import ProbeRunner, ProbeRunnerUnavailable, default_probe_runner, probe_verdict
+from triage.tui.probes import ProbeRunner, ProbeRunnerUnavailable, default_probe_runner
 from triage.tui.screens.export import ExportScreen, free_path
 from triage.tui.screens.help import HelpScreen, key_rows
 from triage.tui.widgets.detail import DetailPane, EvidenceList
