@@ -190,3 +190,10 @@ def test_markdown_report_with_redaction(tmp_path, oom_log):
     assert text.startswith("# ascend-triage report") and "expandable_segments:True" in text
     assert "NPU out of memory" in text and "10.20.30.40" not in text and str(tmp_path) not in text
     assert triage("scan", "--report", str(tmp_path / "no" / "dir.md"), str(oom_log)).stderr.startswith(b"triage: cannot write")
+
+
+def test_exit_zero_still_prints_the_diagnosis(oom_log):
+    proc = triage("scan", "--exit-zero", str(oom_log))
+    assert proc.returncode == 0, proc.stderr
+    assert "npu-out-of-memory" in proc.stdout.decode()
+    assert triage("scan", "--exit-zero", str(oom_log.parent / "missing.log")).returncode == 2

@@ -172,3 +172,20 @@ def test_a_line_that_matches_alone_is_not_counted_again_through_its_predecessor(
     text = "Traceback (most recent call last):\n" + OOM + "\n"
     top = scan_text(text).diagnoses[0]
     assert top.id == "npu-out-of-memory" and top.evidence_count == 1
+
+
+def test_draft_ranks_below_a_curated_entry_on_the_same_line(tmp_path):
+    from kb_helpers import entry_data, write_entry
+
+    from triage.engine import Scanner, load_engine_kb
+
+    line = "RuntimeError: ZQX shared synthetic failure"
+    signature = [{"text": "ZQX shared synthetic failure", "weight": 3}]
+    write_entry(tmp_path, entry_data("curated-one", signatures=signature))
+    # The draft's own signature is stronger: only its status puts it second.
+    write_entry(tmp_path, entry_data("draft-one", status="draft", signatures=[{**signature[0], "weight": 4}]))
+    kb, errors = load_engine_kb([str(tmp_path)], include_shipped=False)
+    assert not errors
+    scanner = Scanner(kb)
+    scanner.feed_text(line, "x.log")
+    assert [d.id for d in scanner.result().diagnoses] == ["curated-one", "draft-one"]

@@ -42,6 +42,7 @@ def run_job(tmp_path: Path, code: str, *, python: str = sys.executable,
     return proc.returncode, out.decode(errors="replace"), record
 
 
+@pytest.mark.slow
 def test_double_init_is_counted(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),

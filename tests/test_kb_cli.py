@@ -79,3 +79,18 @@ def test_validate_missing_path_is_one_line(tmp_path, capsys):
 def test_validate_list(capsys):
     code, out, _ = run(capsys, "kb", "validate", "--list")
     assert code == 0 and "regex_safety" in out and "honeypot" in out
+
+
+def test_kb_test_runs_the_dirs_and_ids_it_is_given(tmp_path, capsys):
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    write_entry(mine, entry_data("mine-entry"))
+    write_entry(other, entry_data("other-entry"))
+    code, out, _ = run(capsys, "kb", "test", str(mine))
+    assert code == 0 and out.splitlines() == ["pass mine-entry (2 examples)", "1 passed, 0 failed"]
+    code, out, _ = run(capsys, "kb", "test", "--kb", str(other), "other-entry", "npu-out-of-memory")
+    assert code == 0 and "2 passed, 0 failed" in out and "mine-entry" not in out
+
+
+def test_kb_test_unknown_id_is_a_usage_error(capsys):
+    code, _, err = run(capsys, "kb", "test", "no-such-entry")
+    assert code == 2 and "no-such-entry" in err

@@ -89,3 +89,19 @@ def test_parse_range():
     assert parse_range("3-9") == (3, 9) and parse_range("4") == (4, 4)
     with pytest.raises(ScaffoldError):
         parse_range("9-3")
+
+
+def test_unknown_error_is_a_draft_of_category_other(tmp_path, capsys):
+    log = tmp_path / "frob.log"
+    log.write_text("step 3 | loss 1.2 | lr 1e-4\n[rank0]: RuntimeError: frobnicator queue overflow on stage 3\n")
+    assert main(["kb", "new", "--from", str(log), "--out", str(tmp_path / "kb")]) == 0
+    data = yaml.safe_load(next((tmp_path / "kb").glob("*/*.yaml")).read_text())
+    # "overflow" is a nan_loss_scale keyword, but no known failure matches: say so, don't guess.
+    assert data["category"] == "other" and data["status"] == "draft"
+    assert "unsure" in capsys.readouterr().out
+
+
+def test_without_out_or_kb_path_it_writes_to_kb_local(tmp_path, log, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["kb", "new", "--from", str(log)]) == 0
+    assert len(list((tmp_path / "kb-local").glob("*/*.yaml"))) == 1

@@ -86,6 +86,7 @@ def test_child_path_exposes_only_the_probes_package() -> None:
     assert (first / "probes" / "__init__.py").exists()
 
 
+@pytest.mark.slow
 def test_real_probe_through_runner() -> None:
     result = runner.run_probe("env", device="cpu")
     assert result.status == "ok" and result.device.type == "cpu"
@@ -106,6 +107,7 @@ def test_cli_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.split()[0] == "env"
 
 
+@pytest.mark.slow
 def test_cli_finding_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     record = tmp_path / "r.json"
     record.write_text('{"init_process_group_calls": 3}')

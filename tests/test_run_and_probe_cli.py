@@ -11,6 +11,7 @@ import pytest
 from tests.test_cli_scan import OOM, triage
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.slow  # real torch jobs and probes: the second step of .ci/run
 
 DOUBLE_INIT = """
 import os, socket

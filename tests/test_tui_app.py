@@ -6,9 +6,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.widgets import Label
+from textual.widgets import Input, Label
 
 from tui_support import ROOT, TRAIN_LOG, make_app, settle
+from triage.cli.render import probe_verdict
+from triage.tui.screens.export import ExportScreen
 from triage.tui.screens.help import HelpScreen
 from triage.tui.widgets.detail import DetailPane, EvidenceList
 from triage.tui.widgets.diagnoses import DiagnosisList
@@ -91,6 +93,9 @@ async def test_export_redacted_report(tmp_path: Path):
     async with app.run_test() as pilot:
         await settle(pilot)
         await pilot.press("r", "e")
+        assert isinstance(app.screen, ExportScreen) and not report.exists()  # asks first
+        await pilot.press("enter")
+        await pilot.pause()
         text = report.read_text()
         assert app.clipboard == text
         assert "## 1. NPU out of memory" in text and "HCCL collective timed out" in text
@@ -185,3 +190,89 @@ async def test_worker_failure_is_shown(monkeypatch):
         await settle(pilot)
         assert "KB exploded" in notifications(app)
         assert app.is_running
+
+
+async def test_export_never_overwrites_silently(tmp_path: Path):
+    report = tmp_path / "report.md"
+    report.write_text("an earlier report")
+    app = make_app(report_path=report)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        path_input = app.screen.query_one(Input)
+        assert path_input.value == str(tmp_path / "report-2.md")  # a free name is suggested
+        path_input.value = str(report)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert report.read_text() == "an earlier report" and isinstance(app.screen, ExportScreen)
+        assert "exists" in str(app.screen.query_one("#export-hint", Label).render())
+        await pilot.press("enter")  # the second enter on the same path replaces it
+        await pilot.pause()
+        assert report.read_text().startswith("#")
+        await pilot.press("e", "escape")
+        await pilot.pause()
+        assert not (tmp_path / "report-2.md").exists()
+
+
+def visible_rows(log: LogView) -> range:
+    return range(round(log.scroll_y), round(log.scroll_y) + log.size.height)
+
+
+async def test_selecting_the_second_cause_shows_its_first_evidence_line():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        log = app.query_one(LogView)
+        assert log.cursor in visible_rows(log) and log.current.number == app.result.diagnoses[0].evidence[0].line
+        await pilot.press("down")
+        second = app.result.diagnoses[1]
+        assert app.selected_diagnosis.id == second.id
+        first = second.evidence[0]
+        row = next(r for r in range(log.visible_count) if log.visible_line(r).key == (first.source, first.line))
+        assert row in visible_rows(log) and log.cursor == row
+        assert log.evidence == [(e.source, e.line) for e in second.evidence]
+
+
+async def test_j_and_k_move_in_the_focused_list():
+    app = make_app()
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        ids = [d.id for d in app.result.diagnoses]
+        await pilot.press("j", "j")
+        assert app.selected_diagnosis.id == ids[2]
+        await pilot.press("k")
+        assert app.selected_diagnosis.id == ids[1]
+
+
+async def test_n_and_shift_n_visit_the_evidence_lines(tmp_path: Path):
+    log_file = tmp_path / "two.log"
+    log_file.write_text("step 1 | loss 2.31\n" + OOM_LINE + "step 2 | loss 2.30\nstep 3 | loss 2.29\n" + OOM_LINE)
+    app = make_app([str(log_file)])
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        log = app.query_one(LogView)
+        assert log.current.number == 2  # the first evidence line of the selected cause
+        await pilot.press("n")
+        assert log.current.number == 5 and app.focused is log
+        await pilot.press("n")
+        assert log.current.number == 2  # wraps around
+        await pilot.press("N")
+        assert log.current.number == 5
+
+
+@pytest.mark.parametrize(
+    ("result", "verdict"),
+    [
+        ({"status": "finding", "findings": [{"message": "x", "confirms": ["fragmentation"]}]}, "finding"),
+        ({"status": "ok", "findings": [{"message": "fine", "rules_out": ["fragmentation"]}]}, "ok"),
+        (
+            {"status": "ok", "device": {"type": "cpu"}, "findings": [{"id": "allocator-unsupported", "message": "cpu: no caching allocator"}]},
+            "inconclusive here: confirms or rules out no cause (cpu: no caching allocator)",
+        ),
+        ({"status": "ok", "device": {"type": "cpu"}, "findings": []}, "inconclusive here: confirms or rules out no cause (no finding on cpu)"),
+        ({"status": "skipped", "reason": "torch is not installed"}, "inconclusive here: torch is not installed"),
+        ({"status": "error", "reason": "bad option"}, "error: bad option"),
+    ],
+)
+def test_probe_verdict(result, verdict):
+    assert probe_verdict(result) == verdict

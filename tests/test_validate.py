@@ -178,3 +178,22 @@ def test_malformed_yaml_is_a_schema_finding_with_a_line(tmp_path):
     bad.write_text("id: broken\nid: again\n")
     found = errors_of(validate(tmp_path), "schema")
     assert found and found[0].line == 2 and "duplicate key" in found[0].message
+
+
+def test_draft_is_a_warning_and_strict_refuses_it(tmp_path):
+    write_entry(tmp_path, entry_data("unfinished", status="draft", summary="TODO: say what it means"))
+    relaxed = validate(tmp_path)
+    assert relaxed.errors == 0 and {f.validator for f in relaxed.findings} == {"draft", "placeholders"}
+    strict = run_validators([tmp_path], [], NO_BASELINES, strict=True)
+    assert sorted(f.validator for f in strict.findings if f.severity == "error") == ["draft", "placeholders"]
+
+
+def test_todos_in_a_non_draft_entry_are_an_error(tmp_path):
+    write_entry(tmp_path, entry_data("pretends", summary="TODO: say what it means"))
+    assert "set status: draft" in errors_of(validate(tmp_path), "placeholders")[0].message
+
+
+def test_a_draft_cannot_exclude_the_strict_checks(tmp_path):
+    exclusion = {"exclude": [{"validator": "draft", "reason": "ship it anyway"}]}
+    write_entry(tmp_path, entry_data("sneaky", status="draft", validation=exclusion))
+    assert errors_of(validate(tmp_path), "exclusions")

@@ -7,10 +7,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from rich.console import Console
 from rich.text import Text
 
-from triage.cli.render import SEVERITY_STYLE, diagnosis_renderable
+from triage.cli.render import SEVERITY_STYLE, diagnosis_renderable, make_console
 from triage.events import Event, material
 from triage.results import Diagnosis, ScanResult
 
@@ -25,7 +24,7 @@ class EventPrinter:
         self._as_json = as_json
         self._extra = extra
         self._stream = stream or sys.stdout
-        self._console = Console(file=self._stream, highlight=False)
+        self._console = make_console(self._stream)
 
     def __call__(self, event: Event) -> None:
         if self._as_json:

@@ -13,6 +13,8 @@ from triage.cli.scan_cmd import add_kb_option
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+LOCAL_KB_DIR = Path("kb-local")
+"""Where new and imported entries go without --out or TRIAGE_KB_PATH: never the installed package."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "kb",
         help="list, show, create, validate and test knowledge-base entries",
         description="Tools for the knowledge base: the shipped KB merged with --kb dirs and TRIAGE_KB_PATH.",
-        epilog="Add an entry: triage kb new --from x.log --out mykb; triage kb validate mykb; triage scan --kb mykb x.log",
+        epilog="Add an entry: triage kb new --from x.log; triage kb validate kb-local; triage kb test kb-local; "
+        "triage scan --kb kb-local x.log",
     )
     commands = parser.add_subparsers(dest="kb_command", metavar="SUBCOMMAND", required=True)
 
@@ -44,9 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     new.add_argument("--from", dest="log", metavar="LOG", help="the log to learn from (default: standard input)")
     new.add_argument("--lines", metavar="A-B", help="only use lines A to B of the log (1-based)")
-    new.add_argument("--out", metavar="DIR", help="KB dir to write into (default: first TRIAGE_KB_PATH dir, else the shipped kb/)")
+    new.add_argument("--out", metavar="DIR", help=f"KB dir to write into (default: first TRIAGE_KB_PATH dir, else ./{LOCAL_KB_DIR})")
     new.add_argument("--id", dest="entry_id", metavar="ID", help="entry id (default: derived from the error line)")
-    new.add_argument("--category", metavar="C", help="category (default: suggested from the KB and keyword rules)")
+    new.add_argument("--category", metavar="C", help="category (default: that of the known entries matching the line, else other)")
     new.add_argument("--title", help="title (default: the error line)")
     new.add_argument("--force", action="store_true", help="replace an existing file")
     add_kb_option(new)
@@ -59,12 +62,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     validate.add_argument("paths", nargs="*", metavar="PATH", help="entry files or KB dirs (default: shipped KB and user dirs)")
     validate.add_argument("--json", action="store_true", help="print findings as JSON")
-    validate.add_argument("--samples", metavar="DIR", help="logs_samples dir with labels.yaml (default: the project's)")
+    validate.add_argument("--samples", metavar="DIR", help="logs_samples dir with labels.yaml (default: the samples shipped with triage)")
     validate.add_argument("--list", dest="list_validators", action="store_true", help="list the checks and exit")
+    validate.add_argument(
+        "--strict", action="store_true", help="also refuse unfinished entries: drafts and TODOs left are errors (CI)"
+    )
     add_kb_option(validate)
     validate.set_defaults(func=run_validate)
 
-    test = commands.add_parser("test", help="run every entry's examples")
+    test = commands.add_parser("test", help="run the examples of the entries given (default: every entry)")
+    test.add_argument("targets", nargs="*", metavar="DIR|ID", help="KB dirs (run over the shipped KB) or entry ids")
     add_kb_option(test)
     test.set_defaults(func=run_test)
 
@@ -147,7 +154,7 @@ def run_new(args: argparse.Namespace) -> int:
         _ask(draft.data, "id", "Entry id")
         _ask(draft.data, "category", f"Category ({draft.category_reason})")
         _ask(draft.data, "title", "Title")
-    out = _target_dir(args.out, allow_shipped=True)
+    out = _target_dir(args.out, allow_local=True)
     try:
         path = write_entry(out, draft.data, force=args.force)
     except ValidationError as exc:
@@ -162,7 +169,7 @@ def run_new(args: argparse.Namespace) -> int:
     print(f"  category: {draft.data['category']} ({draft.category_reason})")
     for other, confidence in draft.similar:
         print(f"  note: existing entry '{other}' already fires on this line (confidence {confidence:.2f})")
-    print(f"next: fill in the TODOs, then `triage kb validate {out}` and `triage scan --kb {out} LOG`")
+    print(f"next: fill in the TODOs, then `triage kb validate {out}`, `triage kb test {out}` and `triage scan --kb {out} LOG`")
     return EXIT_OK
 
 
@@ -172,16 +179,17 @@ def _ask(data: dict[str, Any], key: str, label: str) -> None:
         data[key] = answer
 
 
-def _target_dir(explicit: str | None, *, allow_shipped: bool) -> Path:
-    from triage.kb.paths import shipped_kb_dir, user_kb_dirs
+def _target_dir(explicit: str | None, *, allow_local: bool) -> Path:
+    """--out, else the first TRIAGE_KB_PATH dir, else ./kb-local: a user dir, never the installed KB."""
+    from triage.kb.paths import user_kb_dirs
 
     if explicit:
         return Path(explicit)
     user = user_kb_dirs()
     if user:
         return user[0]
-    if allow_shipped:
-        return shipped_kb_dir()
+    if allow_local:
+        return LOCAL_KB_DIR
     raise FileNotFoundError("give --out DIR (or set TRIAGE_KB_PATH): imported entries go to a user KB dir")
 
 
@@ -199,7 +207,7 @@ def run_validate(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or [d for d in context_dirs if d.is_dir()]
     baselines = load_baselines(Path(args.samples) if args.samples else default_samples_dir())
     try:
-        report = run_validators(paths, context_dirs, baselines)
+        report = run_validators(paths, context_dirs, baselines, strict=args.strict)
     except KBError as exc:
         print(f"triage: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -221,14 +229,27 @@ def run_test(args: argparse.Namespace) -> int:
     from triage.kb.loader import load_kb
     from triage.kb.paths import kb_dirs
 
-    kb, errors = load_kb(kb_dirs(args.kb, include_shipped=args.shipped_kb), strict=False)
+    dirs = [target for target in args.targets if Path(target).is_dir()]
+    ids = [target for target in args.targets if target not in dirs]
+    # The dirs given run over the shipped KB and --kb dirs, as a scan with --kb would see them.
+    kb, errors = load_kb(kb_dirs([*args.kb, *dirs], include_shipped=args.shipped_kb), strict=False)
     for error in errors:
         print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
+    unknown = [entry_id for entry_id in ids if entry_id not in kb.entries]
+    if unknown:
+        print(f"triage: no KB dir or entry id: {', '.join(unknown)} (see `triage kb list`)", file=sys.stderr)
+        return EXIT_USAGE
+    roots = [Path(d).resolve() for d in dirs]
+    chosen = [
+        entry
+        for entry in kb.entries.values()
+        if not args.targets or entry.id in ids or any(kb.sources[entry.id].path.resolve().is_relative_to(r) for r in roots)
+    ]
     # The cached compiled KB (and its prefilter) saves seconds of compiling on every run.
-    compiled, _ = load_engine_kb(args.kb, include_shipped=args.shipped_kb)
+    compiled, _ = load_engine_kb([*args.kb, *dirs], include_shipped=args.shipped_kb)
     checker = ExampleChecker(compiled)
     failed = 0
-    for entry in sorted(kb.entries.values(), key=lambda e: e.id):
+    for entry in sorted(chosen, key=lambda e: e.id):
         if not entry.examples.match:
             failed += 1
             print(f"FAIL {entry.id}: no match examples")
@@ -239,7 +260,7 @@ def run_test(args: argparse.Namespace) -> int:
         print(f"{'FAIL' if failures else 'pass'} {entry.id} ({count} examples)")
         for failure in failures:
             print(f"     {failure.kind}[{failure.index}]: {failure.message}")
-    print(f"{len(kb.entries) - failed} passed, {failed} failed")
+    print(f"{len(chosen) - failed} passed, {failed} failed")
     return EXIT_FAILED if failed or errors else EXIT_OK
 
 
@@ -264,7 +285,7 @@ def run_import(args: argparse.Namespace) -> int:
     from triage.kb.ascend_fd import AscendFdError, import_kg_config
 
     try:
-        out = _target_dir(args.out, allow_shipped=False)
+        out = _target_dir(args.out, allow_local=False)
         result = import_kg_config(Path(args.config), out, lang=args.lang, force=args.force)
     except (AscendFdError, FileNotFoundError) as exc:
         print(f"triage: {exc}", file=sys.stderr)

@@ -14,7 +14,6 @@ EXIT_NOTHING_FOUND = 0
 EXIT_FOUND = 1
 EXIT_USAGE = 2
 PROBED_DIAGNOSES = 3
-HUMAN_SHOWN = 3
 
 
 def add_kb_option(parser: argparse.ArgumentParser) -> None:
@@ -53,13 +52,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="scan logs and rank the likely causes",
         description="Scan log files (plain or .gz), or standard input, and print the likely causes, "
         "best first, with their evidence and fixes.",
-        epilog="Exit codes: 0 nothing found, 1 at least one diagnosis, 2 usage or input error.",
+        epilog="Exit codes: 0 nothing found (or --exit-zero), 1 at least one diagnosis, 2 usage or input error.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="log files; '-' or nothing reads standard input")
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract (version 1)")
     parser.add_argument("--top", type=_positive_int, default=None, metavar="N", help="show at most N diagnoses")
     parser.add_argument(
         "--min-confidence", type=_unit_float, default=0.0, metavar="X", help="hide diagnoses below confidence X (0-1)"
+    )
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="human output: every diagnosis in full (summary, all causes, evidence, fixes)"
+    )
+    parser.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 when diagnoses are found (2 still means a usage or input error)"
     )
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar on stderr")
     parser.add_argument(
@@ -143,10 +148,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         from triage.cli.render import render_scan
 
-        # People read the few likeliest in full; --top or --json give every one.
-        render_scan(result, shown=args.top or HUMAN_SHOWN)
+        render_scan(result, verbose=args.verbose)
     if result.diagnoses:
-        return EXIT_FOUND
+        return EXIT_NOTHING_FOUND if args.exit_zero else EXIT_FOUND
     return EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
 
 

@@ -16,6 +16,8 @@ from triage.results import CauseResult, Diagnosis, ReferenceResult, ScanResult
 GENERIC_DAMPING = 0.3
 """A generic wrapper (ERR00100, EZ9999, ...) counts this much when a specific cause was also found."""
 GENERIC_MAX_CONFIDENCE = 0.6
+DRAFT_DAMPING = 0.5
+"""A `draft` entry (TODOs left from `triage kb new`) counts this much: curated entries rank first."""
 CAUSE_SUPPORT_BONUS = 0.3
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 CONFIDENCE_RATE = 1.2
@@ -110,6 +112,8 @@ def diagnose(
         score *= GENERIC_DAMPING
     if entry.family and damp_family:
         score *= FAMILY_DAMPING
+    if entry.status == "draft":
+        score *= DRAFT_DAMPING
     confidence = confidence_of(score)
     if entry.generic:
         confidence = min(confidence, GENERIC_MAX_CONFIDENCE)

@@ -26,7 +26,9 @@ CATEGORIES: tuple[str, ...] = (
 hardware faults that are none of the above (P2P mapping, driver internal errors)."""
 
 Severity = Literal["critical", "error", "warning", "info"]
-Status = Literal["experimental", "test", "stable"]
+Status = Literal["draft", "experimental", "test", "stable"]
+"""`draft`: written by `triage kb new` with TODOs left; ranks below curated entries and is refused
+by `triage kb validate --strict`."""
 ExtractKind = Literal["size", "int", "float", "str"]
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"

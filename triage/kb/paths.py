@@ -8,13 +8,16 @@ from pathlib import Path
 ENV_VAR = "TRIAGE_KB_PATH"
 
 
-def shipped_kb_dir() -> Path:
-    """The KB that ships with triage: inside the wheel, or `kb/` of a source checkout."""
+def package_data_dir(installed: str, checkout: str) -> Path:
+    """Data shipped with triage: `triage/<installed>` inside the wheel, or `<checkout>/` of a source checkout."""
     package_dir = Path(__file__).resolve().parent.parent
-    installed = package_dir / "_kb"
-    if installed.is_dir():
-        return installed
-    return package_dir.parent / "kb"
+    inside = package_dir / installed
+    return inside if inside.is_dir() else package_dir.parent / checkout
+
+
+def shipped_kb_dir() -> Path:
+    """The KB that ships with triage."""
+    return package_data_dir("_kb", "kb")
 
 
 def user_kb_dirs(explicit: list[str] | None = None) -> list[Path]:

@@ -1,6 +1,9 @@
 """Baseline logs that no entry may fire on: healthy runs and the honeypot, as labelled in
 `logs_samples/labels.yaml` (and `labels-*.yaml` fragments, so branches can add labels without
-conflicting edits)."""
+conflicting edits).
+
+The sample logs ship inside the wheel (`triage/_samples`), so that `triage kb validate` checks the
+baselines wherever triage is installed, not only in a source checkout."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from triage.kb.paths import shipped_kb_dir
+from triage.kb.paths import package_data_dir
 
 PATH_KEYS = ("file", "log", "log_file", "path")
 LIST_KEYS = ("logs", "samples", "entries", "cases")
@@ -25,7 +28,7 @@ class Baselines:
 
 
 def default_samples_dir() -> Path:
-    return shipped_kb_dir().parent / "logs_samples"
+    return package_data_dir("_samples", "logs_samples")
 
 
 def load_baselines(samples_dir: Path) -> Baselines:

@@ -3,7 +3,8 @@
 The draft picks the most distinctive error line, turns it into a regex (variable parts masked,
 literals escaped) and a fuzzy template, guesses the category, uses the line as the `match`
 example and a healthy line of the same log as the `no_match` example. Causes, fixes and
-references are TODO placeholders, which `triage kb validate` reports until they are filled in.
+references are TODO placeholders, and the status is `draft` until they are filled in: a draft
+ranks below curated entries and `triage kb validate --strict` refuses it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import Any
 
 from triage.engine.compiled import TRIGGER_PATTERNS, CompiledKB
 from triage.engine.normalize import decode_line, template
-from triage.kb.categorize import DEFAULT_CATEGORY, category_from_text
 
 REGEX_WEIGHT = 3.0
 """High enough that the new entry outranks generic and loosely related entries on its own log."""
@@ -23,6 +23,11 @@ FUZZY_WEIGHT = 1.5
 MAX_MESSAGE = 200
 MAX_FUZZY = 150
 MAX_KEY_LINES = 5
+UNSURE_CATEGORY = "other"
+"""When no known failure matches the key lines: a keyword guess ("overflow" -> nan_loss_scale) is
+wrong often enough that an honest `other` for the contributor to change serves better."""
+SURE_CONFIDENCE = 0.5
+"""An existing entry must fire at least this strongly for its category to be suggested."""
 
 _TRIGGER = re.compile("|".join(TRIGGER_PATTERNS), re.IGNORECASE)
 _CODE = r"\b(?:[A-Z][A-Z0-9]\d{4}|ERR\d{5}|[1-5]0[07]\d{3})\b"
@@ -175,7 +180,7 @@ def healthy_line(lines: list[str], regex: str) -> str | None:
 
 def suggest_category(key: list[str], kb: CompiledKB | None) -> tuple[str, str, list[tuple[str, float]]]:
     """(category, why, similar entries): the category whose existing entries score best on the key
-    lines, else keyword rules, else the default."""
+    lines, else `other`."""
     similar: list[tuple[str, float]] = []
     if kb is not None:
         from triage.engine.scanner import Scanner
@@ -184,16 +189,15 @@ def suggest_category(key: list[str], kb: CompiledKB | None) -> tuple[str, str, l
         scanner.feed_text("\n".join(key), "new")
         scores: dict[str, float] = {}
         for diagnosis in scanner.result().diagnoses:
-            if not diagnosis.generic:
+            if diagnosis.generic:
+                continue
+            similar.append((diagnosis.id, diagnosis.confidence))
+            if diagnosis.confidence >= SURE_CONFIDENCE:
                 scores[diagnosis.category] = scores.get(diagnosis.category, 0.0) + diagnosis.score
-                similar.append((diagnosis.id, diagnosis.confidence))
         if scores:
             best = max(scores, key=lambda category: scores[category])
             return best, f"existing {best} entries match these lines", similar
-    by_keyword = category_from_text("\n".join(key))
-    if by_keyword:
-        return by_keyword, "keyword rules", similar
-    return DEFAULT_CATEGORY, "no rule matched: default", similar
+    return UNSURE_CATEGORY, "unsure: no known failure matches these lines; pick the category", similar
 
 
 def draft_entry(
@@ -226,7 +230,7 @@ def draft_entry(
         "title": title or derive_title(message),
         "category": category or suggested,
         "severity": "error",
-        "status": "experimental",
+        "status": "draft",
         "summary": "TODO: what this error means and when it happens, in two or three sentences.",
         "signatures": signatures,
         "causes": [

@@ -3,14 +3,15 @@
 Each check is a small `Validator` in `VALIDATORS` (the pySigma design): `validate()` looks at one
 entry, `finalize()` at the whole set once every entry was seen. Findings carry the validator's
 name, a severity and file:line. An entry may skip a check only with a written reason, in
-`validation.exclude`.
+`validation.exclude`. `--strict` (what CI runs) also refuses unfinished entries: the warnings of
+the checks in `STRICT_CHECKS` become errors.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -230,14 +231,30 @@ class ReferencesValidator(Validator):
 
 class PlaceholderValidator(Validator):
     name = "placeholders"
-    description = "no TODO placeholders are left from `triage kb new`"
+    description = "no TODO placeholders are left from `triage kb new`; an entry that has some is a draft"
     severity = "warning"
 
     def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
         left = [loc for loc, text in _strings(target.entry.model_dump(exclude={"examples"})) if "TODO" in text]
-        if left:
-            where = ", ".join(".".join(map(str, loc)) for loc in left)
+        if not left:
+            return
+        where = ", ".join(".".join(map(str, loc)) for loc in left)
+        if target.entry.status == "draft":
             yield self.finding(target, f"{len(left)} TODO placeholders left: {where}", *left[0])
+        else:
+            # Only a draft ranks below curated entries: an unfinished entry must not pass for one.
+            message = f"{len(left)} TODO placeholders left ({where}) in a '{target.entry.status}' entry: fill them or set status: draft"
+            yield self.finding(target, message, "status", severity="error")
+
+
+class DraftValidator(Validator):
+    name = "draft"
+    description = "the entry is finished: status `draft` ranks below curated entries (--strict refuses it)"
+    severity = "warning"
+
+    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        if target.entry.status == "draft":
+            yield self.finding(target, "status 'draft': fill in the TODOs, then set status: experimental", "status")
 
 
 class OverlapValidator(Validator):
@@ -312,6 +329,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     ExamplesValidator,
     ReferencesValidator,
     PlaceholderValidator,
+    DraftValidator,
     OverlapValidator,
     HealthyLogsValidator,
     HoneypotValidator,
@@ -319,8 +337,10 @@ VALIDATORS: tuple[type[Validator], ...] = (
 )
 # file_name too: the loader refuses such a file whatever the entry says, so skipping the check would
 # let an entry validate that no scan ever loads.
-UNSKIPPABLE = frozenset({"schema", "unique_id", "exclusions", "file_name"})
-"""Checks without which the KB cannot load or an exclusion could hide itself."""
+STRICT_CHECKS = frozenset({PlaceholderValidator.name, DraftValidator.name})
+"""Checks whose warnings are errors under --strict: unfinished entries do not ship."""
+UNSKIPPABLE = frozenset({"schema", "unique_id", "exclusions", "file_name"}) | STRICT_CHECKS
+"""Checks without which the KB cannot load, an exclusion could hide itself or a draft could ship."""
 
 
 @dataclass
@@ -378,7 +398,7 @@ def build_context(targets: list[Target], context_dirs: list[Path], baselines: Ba
     return Context(targets=targets, kb=kb, baselines=baselines)
 
 
-def run_validators(paths: list[Path], context_dirs: list[Path], baselines: Baselines) -> Report:
+def run_validators(paths: list[Path], context_dirs: list[Path], baselines: Baselines, *, strict: bool = False) -> Report:
     targets, findings = collect_targets(paths)
     ctx = build_context(targets, context_dirs, baselines)
     validators = [validator_class() for validator_class in VALIDATORS]
@@ -387,6 +407,8 @@ def run_validators(paths: list[Path], context_dirs: list[Path], baselines: Basel
             findings += validator.validate(target, ctx)
         findings += validator.finalize(ctx)
     kept, excluded = _apply_exclusions(findings, targets)
+    if strict:
+        kept = [replace(f, severity="error") if f.validator in STRICT_CHECKS else f for f in kept]
     kept.sort(key=lambda f: (str(f.path), f.line or 0, f.validator))
     return Report(findings=kept, entries=len(targets), notes=list(baselines.notes), excluded=excluded)
 

@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from triage.engine.probe_evidence import apply_probe_results
 from triage.engine.scanner import Scanner
 from triage.report import build_report, collect_environment, fix_text
+from triage.cli.render import probe_verdict
 from triage.results import Diagnosis, ScanResult
 from triage.sources import SourceError, display_name
 from triage.tui.feed import LogBatch, LogFeed
@@ -35,9 +36,11 @@ from triage.tui.messages import (
     SearchClosed,
 )
 from triage.tui.probes import ProbeRunner, ProbeRunnerUnavailable, default_probe_runner
+from triage.tui.screens.export import ExportScreen, free_path
 from triage.tui.screens.help import HelpScreen, key_rows
 from triage.tui.widgets.detail import DetailPane, EvidenceList
 from triage.tui.widgets.diagnoses import DiagnosisList
+from triage.tui.widgets.lists import KeyedList
 from triage.tui.widgets.log_view import LogView
 from triage.tui.widgets.probe_status import ProbeStatus
 from triage.tui.widgets.search_bar import SearchBar
@@ -59,11 +62,11 @@ class TriageApp(App[None]):
         Binding("left_square_bracket", "choose_fix(-1)", "Previous fix", show=False, key_display="["),
         Binding("right_square_bracket", "choose_fix(1)", "Next fix", show=False, key_display="]"),
         Binding("p", "run_probes", "Probe", tooltip="Run the live probes of the selected cause and re-rank"),
-        Binding("e", "export", "Export", tooltip="Write a markdown report for an issue and copy it"),
+        Binding("e", "export", "Export", tooltip="Copy a markdown report for an issue and write it where you say"),
         Binding("r", "toggle_redact", "Redact", show=False, tooltip="Mask paths, hosts and IPs in exports (on/off)"),
         Binding("slash", "search", "Search", key_display="/", tooltip="Search the log"),
-        Binding("n", "search_again(True)", "Next hit", show=False, tooltip="Next search hit"),
-        Binding("N", "search_again(False)", "Previous hit", show=False, key_display="N", tooltip="Previous search hit"),
+        Binding("n", "next_hit(True)", "Next evidence", tooltip="Next evidence line of the selected cause (after /: next search hit)"),
+        Binding("N", "next_hit(False)", "Previous evidence", show=False, key_display="N", tooltip="Previous evidence line (after /: previous hit)"),
         Binding("f", "toggle_filter", "Filter", tooltip="Show only matched lines in the log (on/off)"),
         Binding("b", "back", "Back", show=False, tooltip="Back from the log to where you jumped from"),
         Binding("t", "toggle_theme", "Theme", show=False, tooltip="Switch between the light and dark theme"),
@@ -98,6 +101,8 @@ class TriageApp(App[None]):
         self.scan_done = False
         self.line_count = 0
         self._jump_origin: Any = None
+        self._evidence_of: str | None = None
+        """The diagnosis whose evidence the log marks."""
         self._stop_reading = threading.Event()
         self._ranked_at = 0
         """Matched lines when the ranking was last posted."""
@@ -211,7 +216,7 @@ class TriageApp(App[None]):
     def on_probes_finished(self, message: ProbesFinished) -> None:
         self.probe_results |= {str(r.get("probe", "?")): r for r in message.results}
         self._rerank()
-        outcomes = [f"{r.get('probe', '?')}: {r.get('status', '?')}" for r in message.results] + message.errors
+        outcomes = [f"{r.get('probe', '?')}: {probe_verdict(r)}" for r in message.results] + message.errors
         position = next((n for n, d in enumerate(self.result.diagnoses, 1) if d.id == message.diagnosis_id), None)
         summary = "; ".join(outcomes) + (f" · now ranked #{position}" if position and message.results else "")
         self.query_one(ProbeStatus).finished(summary)
@@ -249,7 +254,7 @@ class TriageApp(App[None]):
         sections = [
             ("Everywhere", key_rows(self.BINDINGS)),
             ("Log", key_rows(LogView.BINDINGS)),
-            ("Moving", key_rows(Screen.BINDINGS) + [("up, down, enter", "Move and select in a list")]),
+            ("Moving", key_rows(Screen.BINDINGS) + [("up, down, enter", "Move and select in a list")] + key_rows(KeyedList.BINDINGS)),
         ]
         self.push_screen(HelpScreen(sections))
 
@@ -284,12 +289,19 @@ class TriageApp(App[None]):
         )
         self.copy_to_clipboard(report)
         kind = "redacted" if self.redact else "not redacted; r toggles"
-        try:
-            self.report_path.write_text(report, encoding="utf-8")
-        except OSError as exc:
-            self.notify(f"Copied, but {self.report_path}: {exc.strerror or exc}", title="Report", severity="error")
-            return
-        self.notify(f"Wrote {self.report_path} and copied it ({kind})", title="Report")
+
+        def write(path: Path | None) -> None:
+            if path is None:
+                self.notify("Copied to the clipboard; no file written", title="Report")
+                return
+            try:
+                path.write_text(report, encoding="utf-8")
+            except OSError as exc:
+                self.notify(f"Copied, but {path}: {exc.strerror or exc}", title="Report", severity="error")
+                return
+            self.notify(f"Wrote {path} and copied it ({kind})", title="Report")
+
+        self.push_screen(ExportScreen(free_path(self.report_path), kind), write)
 
     def action_toggle_redact(self) -> None:
         self.redact = not self.redact
@@ -299,12 +311,14 @@ class TriageApp(App[None]):
     def action_search(self) -> None:
         self.query_one(SearchBar).open()
 
-    def action_search_again(self, forward: bool) -> None:
-        term = self.query_one(LogView).search_term
-        if term:
-            self._search(term, forward=forward)
+    def action_next_hit(self, forward: bool) -> None:
+        log = self.query_one(LogView)
+        if log.search_term:
+            self._search(log.search_term, forward=forward)
+        elif log.next_evidence(forward=forward):
+            log.focus()
         else:
-            self.notify("Press / to search first")
+            self.notify("The selected cause has no evidence line in the log", severity="warning")
 
     def action_toggle_filter(self) -> None:
         log = self.query_one(LogView)
@@ -344,7 +358,13 @@ class TriageApp(App[None]):
             empty = f"No known failure found in {self.line_count:,} lines."
         else:
             empty = "Reading…"
-        self.query_one(DetailPane).show(self.selected_diagnosis, list(self.probe_results.values()), empty=empty)
+        selected = self.selected_diagnosis
+        self.query_one(DetailPane).show(selected, list(self.probe_results.values()), empty=empty)
+        # A newly selected cause brings its first evidence line into view; a re-ranking only re-marks.
+        evidence = [(line.source, line.line) for line in selected.evidence] if selected else []
+        chosen = selected.id if selected else None
+        self.query_one(LogView).show_evidence(evidence, jump=chosen != self._evidence_of)
+        self._evidence_of = chosen
 
     def _update_status(self) -> None:
         names = ", ".join(Path(display_name(p)).name for p in self.paths) or "no input"

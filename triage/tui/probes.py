@@ -20,3 +20,4 @@ def default_probe_runner(name: str) -> dict[str, Any]:
     except ImportError as exc:
         raise ProbeRunnerUnavailable("probe runner unavailable") from exc
     return run_probe(name).model_dump(mode="json")  # type: ignore[no-any-return]
+

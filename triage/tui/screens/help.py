@@ -13,8 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 INTRO = (
-    "Pick a cause on the left, read it on the right, check the log below.\n"
-    "tab moves between the panes; enter on an evidence line shows it in the log."
+    "Pick a cause on the left, read it on the right: the log below shows its first evidence line\n"
+    "and marks the others; n/N visit them. tab moves between the panes."
 )
 
 

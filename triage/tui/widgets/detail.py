@@ -11,12 +11,13 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from triage.cli.render import confidence_bar, fix_renderable
+from triage.cli.render import confidence_bar, fix_renderable, probe_verdict, where_text
 from triage.results import Diagnosis, EvidenceLine, FixResult
 from triage.tui.messages import EvidenceChosen
+from triage.tui.widgets.lists import KeyedList
 
 
-class EvidenceList(OptionList):
+class EvidenceList(KeyedList):
     """Evidence lines of the diagnosis; enter shows the line in the log."""
 
     DEFAULT_CSS = """
@@ -93,8 +94,8 @@ class DetailPane(VerticalScroll):
             Text(d.title, style="bold"),
             Text(f"{d.id} · {d.category} · {d.severity} · confidence {d.confidence:.2f}", style="dim"),
         ]
-        if d.role:
-            parts.append(Text(f"rank {d.rank}: {d.role}", style="magenta"))
+        if where_text(d):
+            parts.append(Text(where_text(d), style="magenta"))
         if d.summary:
             parts += [Text(""), Text(d.summary.strip())]
         if d.causes:
@@ -104,7 +105,7 @@ class DetailPane(VerticalScroll):
             parts += [Text(""), Text.assemble(("Probes ", "bold"), (f"{', '.join(d.probes)} (p: run)", "dim"))]
             for result in probe_results:
                 if result.get("probe") in d.probes:
-                    parts.append(Text(f"  {result.get('probe')}: {result.get('status', '?')}", style="bold"))
+                    parts.append(Text(f"  {result.get('probe')}: {probe_verdict(result)}", style="bold"))
                     parts += [Text(f"    {f.get('message', '')}") for f in result.get("findings") or [] if isinstance(f, dict)]
             parts += [Text(f"  {note}", style="green") for note in d.probe_notes]
         return Group(*parts)

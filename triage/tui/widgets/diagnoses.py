@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.text import Text
-from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from triage.cli.render import SEVERITY_STYLE, confidence_bar
 from triage.results import Diagnosis
+from triage.tui.widgets.lists import KeyedList
 
 
 def diagnosis_prompt(position: int, diagnosis: Diagnosis) -> Group:
@@ -26,7 +26,7 @@ def diagnosis_prompt(position: int, diagnosis: Diagnosis) -> Group:
     return Group(scores, title)
 
 
-class DiagnosisList(OptionList):
+class DiagnosisList(KeyedList):
     DEFAULT_CSS = """
     DiagnosisList { height: 1fr; }
     """

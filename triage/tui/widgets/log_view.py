@@ -47,14 +47,16 @@ class LogView(ScrollView, can_focus=True):
         Binding("home", "edge(False)", "First line", show=False),
         Binding("end", "edge(True)", "Last line", show=False),
         Binding("m", "next_match", "Next match", show=False, tooltip="Next matched line below the cursor"),
+        Binding("escape", "clear_search", "Clear search", show=False, tooltip="Forget the search: n/N go back to evidence lines"),
     ]
 
-    COMPONENT_CLASSES = {"log-view--gutter", "log-view--matched", "log-view--cursor", "log-view--search"}
+    COMPONENT_CLASSES = {"log-view--gutter", "log-view--matched", "log-view--evidence", "log-view--cursor", "log-view--search"}
 
     DEFAULT_CSS = """
     LogView { background: $surface; }
     LogView > .log-view--gutter { color: $text-muted; }
     LogView > .log-view--matched { background: $error 30%; text-style: bold; }
+    LogView > .log-view--evidence { background: $error 60%; text-style: bold underline; }
     LogView > .log-view--cursor { background: $accent 50%; }
     LogView > .log-view--search { background: $warning; color: $background; }
     """
@@ -70,6 +72,8 @@ class LogView(ScrollView, can_focus=True):
         """Keep the cursor on the newest line while it is at the end."""
         self.lines: list[LogLine] = []
         self.matched: set[LineKey] = set()
+        self.evidence: list[LineKey] = []
+        """The selected cause's evidence lines, in log order: marked more strongly, visited by n/N."""
         self.cursor = 0
         """Row in the visible lines (all lines, or matched ones when filtered)."""
         self._visible: list[int] | None = None
@@ -97,6 +101,13 @@ class LogView(ScrollView, can_focus=True):
             self.matched = matched
             self._refresh_view()
 
+    def show_evidence(self, evidence: list[LineKey], *, jump: bool) -> None:
+        """Mark the selected cause's evidence lines; with `jump`, bring the first one into view."""
+        self.evidence = evidence
+        if jump and evidence:
+            self.jump_to(evidence[0])
+        self.refresh()
+
     @property
     def visible_count(self) -> int:
         return len(self.lines) if self._visible is None else len(self._visible)
@@ -112,9 +123,15 @@ class LogView(ScrollView, can_focus=True):
 
     def move_cursor(self, row: int) -> None:
         self.cursor = max(0, min(row, self.visible_count - 1))
+        self._scroll_to_cursor()
+        # The log's height follows its content: lines just added may change it (and how far it
+        # can scroll) only at the next layout, so look again then.
+        self.call_after_refresh(self._scroll_to_cursor)
+        self.refresh()
+
+    def _scroll_to_cursor(self) -> None:
         if self.cursor < self.scroll_y or self.cursor >= self.scroll_y + self.size.height:
             self.scroll_to(y=max(0, self.cursor - self.size.height // 2), animate=False)
-        self.refresh()
 
     def jump_to(self, key: LineKey) -> bool:
         """Put the cursor on the line `key`; False when it is no longer held."""
@@ -123,6 +140,16 @@ class LogView(ScrollView, can_focus=True):
                 self.move_cursor(row)
                 return True
         return False
+
+    def next_evidence(self, *, forward: bool = True) -> bool:
+        """Move to the next (or previous) evidence line of the selected cause, wrapping around."""
+        rows = {self.visible_line(row).key: row for row in range(self.visible_count)}
+        held = sorted(rows[key] for key in self.evidence if key in rows)
+        if not held:
+            return False
+        after = [row for row in held if row > self.cursor] if forward else [row for row in held if row < self.cursor]
+        self.move_cursor((after[0] if forward else after[-1]) if after else (held[0] if forward else held[-1]))
+        return True
 
     def search(self, term: str, *, forward: bool = True) -> bool:
         """Move to the next (or previous) visible line containing `term`, wrapping around."""
@@ -145,6 +172,9 @@ class LogView(ScrollView, can_focus=True):
 
     def action_edge(self, last: bool) -> None:
         self.move_cursor(self.visible_count - 1 if last else 0)
+
+    def action_clear_search(self) -> None:
+        self.search_term = ""
 
     def action_next_match(self) -> None:
         for row in range(self.cursor + 1, self.visible_count):
@@ -180,7 +210,8 @@ class LogView(ScrollView, can_focus=True):
         line = self.visible_line(row)
         base = self.rich_style
         if line.key in self.matched:
-            base += self.get_component_rich_style("log-view--matched")
+            selected = line.key in self.evidence
+            base += self.get_component_rich_style("log-view--evidence" if selected else "log-view--matched")
         if row == self.cursor:
             base += self.get_component_rich_style("log-view--cursor")
         prefix = f"{PurePath(line.source).name}:" if self.show_source else ""

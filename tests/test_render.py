@@ -1,0 +1,135 @@
+"""Human output of `triage scan`: it fits the width, never wraps code, cuts words with a marker."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.cells import cell_len
+
+from tests.conftest import SAMPLES
+from triage.cli.render import ELLIPSIS, make_console, render_scan
+from triage.results import EvidenceLine, Stats, replace
+
+ONE_ERROR_LOG = SAMPLES / "npu_oom-sft-fragmentation.log"
+
+
+def rendered(result, *, width: int = 80, verbose: bool = False) -> str:
+    out = io.StringIO()
+    render_scan(result, make_console(out) if width == 80 else _console(out, width), verbose=verbose)
+    return out.getvalue()
+
+
+def _console(out: io.StringIO, width: int):
+    from rich.console import Console
+
+    return Console(file=out, width=width, highlight=False)
+
+
+@pytest.fixture
+def one_error(scan_text):
+    # The source name and the timing are fixed so that the snapshot only changes with the layout.
+    result = scan_text(ONE_ERROR_LOG.read_text(encoding="utf-8"), source=f"logs_samples/{ONE_ERROR_LOG.name}")
+    return replace(result, stats=replace(result.stats, seconds=0.0))
+
+
+def test_one_error_log_at_80_columns(one_error, snapshot, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped and no COLUMNS: 80
+    text = rendered(one_error)
+    lines = text.splitlines()
+    assert len(lines) < 30
+    assert all(cell_len(line) <= 80 for line in lines)
+    assert "1 diagnosis from 57 lines" in text
+    assert text == snapshot
+
+
+def test_code_is_never_wrapped_only_cut_with_a_marker(one_error):
+    text = rendered(one_error, width=60, verbose=True)
+    out_lines = [line.strip() for line in text.splitlines()]
+    for fix in one_error.diagnoses[0].fixes:
+        if fix.code is None:
+            continue
+        for code_line in (fix.code.before + "\n" + fix.code.after).splitlines():
+            code_line = code_line.strip()
+            if not code_line:
+                continue
+            shown = next(line for line in out_lines if code_line.startswith(line.rstrip(ELLIPSIS)) and line)
+            # Whole, or a prefix with the marker: never the rest of it on the next row.
+            assert shown == code_line or shown.endswith(ELLIPSIS), (code_line, shown)
+
+
+def test_long_evidence_is_cut_at_a_word_with_an_ellipsis(one_error):
+    evidence = one_error.diagnoses[0].evidence[0]
+    text = rendered(one_error, width=60)
+    shown = next(line.strip() for line in text.splitlines() if line.strip().startswith("RuntimeError"))
+    kept = shown.removesuffix(ELLIPSIS).rstrip()
+    assert shown.endswith(ELLIPSIS) and evidence.text.startswith(kept)
+    assert evidence.text[len(kept)] == " ", "cut inside a word"
+
+
+def test_long_path_keeps_its_line_number(one_error):
+    diagnosis = one_error.diagnoses[0]
+    line = replace(diagnosis.evidence[0], source="/very/long/" + "directory/" * 10 + "train.log")
+    result = replace(one_error, diagnoses=[replace(diagnosis, evidence=[line])])
+    assert any(row.strip().startswith(ELLIPSIS) and row.rstrip().endswith("train.log:56") for row in rendered(result).splitlines())
+
+
+def test_rank_and_role_only_when_known(one_error):
+    diagnosis = one_error.diagnoses[0]
+    role_only = rendered(replace(one_error, diagnoses=[replace(diagnosis, rank=None, role="root")]))
+    assert "rank None" not in role_only and "\n   root\n" in role_only
+    both = rendered(replace(one_error, diagnoses=[replace(diagnosis, rank=3, role="root")]))
+    assert "rank 3 · root" in both
+    neither = rendered(replace(one_error, diagnoses=[replace(diagnosis, rank=None, role=None)]))
+    assert "rank" not in neither.split("evidence")[0]
+
+
+def test_evidence_count_says_how_many_are_shown(one_error):
+    diagnosis = one_error.diagnoses[0]
+    lines = [EvidenceLine("a.log", n, f"error {n}") for n in range(1, 4)]
+    text = rendered(replace(one_error, diagnoses=[replace(diagnosis, evidence=lines, evidence_count=4)]))
+    assert "evidence (2 of 4 lines):" in text
+    verbose = rendered(replace(one_error, diagnoses=[replace(diagnosis, evidence=lines, evidence_count=4)]), verbose=True)
+    assert "evidence (3 of 4 lines):" in verbose and "a.log:3" in verbose
+
+
+def test_verbose_adds_summary_and_every_cause(one_error):
+    brief, verbose = rendered(one_error), rendered(one_error, verbose=True)
+    causes = one_error.diagnoses[0].causes
+    assert causes[1].title not in brief and causes[1].title in verbose
+    assert "--verbose" in brief and "--verbose" not in verbose
+
+
+def test_no_diagnosis_uses_singular_for_one_line():
+    assert "in 1 line (" in rendered(replace_stats(lines=1))
+
+
+def replace_stats(**changes):
+    from triage.results import ScanResult
+
+    return ScanResult(stats=Stats(**changes))
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_no_color_is_honoured(one_error, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    coloured = _Terminal()
+    render_scan(one_error, make_console(coloured))
+    assert "\x1b[31m" in coloured.getvalue() or "\x1b[36m" in coloured.getvalue()
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = _Terminal()
+    render_scan(one_error, make_console(plain))
+    assert "\x1b[31m" not in plain.getvalue() and "\x1b[36m" not in plain.getvalue()
+
+
+def test_piped_output_is_80_columns_unless_columns_is_set(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert make_console(io.StringIO()).width == 80
+    monkeypatch.setenv("COLUMNS", "132")
+    assert make_console(io.StringIO()).width == 132
