@@ -176,6 +176,7 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis, *, full: bool = Fa
         (f"{position}. ", "bold"),
         (f"{confidence_bar(diagnosis.confidence)} {diagnosis.confidence:.2f}", style),
         (f"  [{diagnosis.category}] {diagnosis.id}", "dim"),
+        ("  guess" if diagnosis.guess else "  family rule" if diagnosis.family else "", "yellow"),
     )
     body: list[RenderableType] = [Text(diagnosis.title, style="bold")]
     where = where_text(diagnosis)
@@ -190,16 +191,38 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis, *, full: bool = Fa
     if causes:
         body.append(Text("likely causes:" if full else "likely cause:", style="bold"))
         body += [Hanging(Text(cause.title), f"  {cause.probability:4.0%}  ") for cause in causes]
-    fixes = diagnosis.fixes if full else diagnosis.fixes[:BRIEF_FIXES]
-    if fixes:
-        body.append(Text("fixes:", style="bold"))
-        body += [Hanging(fix_renderable(f"{n}.", fix, full=full), indent=2) for n, fix in enumerate(fixes, 1)]
+    if diagnosis.guess:
+        body.append(Text(" ".join(diagnosis.summary.split()), style="dim"))
+    body += _fixes(diagnosis, full=full)
     if full:
         body += [Hanging(Text(ref.url or ref.document or ""), "see: ") for ref in diagnosis.references]
     body += [Text(f"probe: {note}", style="magenta") for note in diagnosis.probe_notes]
     if diagnosis.probes and not diagnosis.probe_notes:
         body.append(Text(f"confirm with: triage probe run {' '.join(diagnosis.probes)}", style="dim"))
     return Group(OneLine(header), Hanging(Group(*body), indent=INDENT))
+
+
+def _fixes(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
+    """The fixes, then the ways to confirm the cause ("to confirm"), then what was left out and why."""
+    fixes = [fix for fix in diagnosis.fixes if fix.kind != "diagnostic"]
+    checks = [fix for fix in diagnosis.fixes if fix.kind == "diagnostic"]
+    if not full:
+        fixes, checks = fixes[:BRIEF_FIXES], checks[: max(0, BRIEF_FIXES - len(fixes))]
+    for heading, items in (("fixes:", fixes), ("to confirm:", checks)):
+        if items:
+            yield Text(heading, style="bold")
+            yield from (Hanging(fix_renderable(f"{n}.", fix, full=full), indent=2) for n, fix in enumerate(items, 1))
+    for note in diagnosis.fix_notes:
+        yield Hanging(Text(note, style="dim"), "left out: ")
+
+
+def context_text(context: dict[str, Any]) -> str:
+    """What the log shows was running, in one line: 'vllm-ascend · torchrun · torch_npu 2.5.1 · Ascend910B2'."""
+    versions = context.get("versions") or {}
+    parts = [context.get("workload"), context.get("launcher")]
+    parts += [f"{name} {versions[name]}" for name in ("torch", "torch_npu", "cann", "driver") if name in versions]
+    parts.append(context.get("soc"))
+    return " · ".join(str(part) for part in parts if part)
 
 
 def _one_liner(position: int, diagnosis: Diagnosis) -> OneLine:
@@ -254,6 +277,9 @@ def render_scan(result: ScanResult, console: Console | None = None, *, verbose: 
     if not result.diagnoses:
         console.print(f"No known failure found in {plural(stats.lines, 'line')} ({stats.seconds:.2f} s).")
         return
+    job = context_text(result.context)
+    if job:
+        console.print(OneLine(Text.assemble(("job: ", "bold"), (job, "cyan"))))
     full = result.diagnoses if verbose else result.diagnoses[:1]
     for position, diagnosis in enumerate(full, 1):
         console.print(diagnosis_renderable(position, diagnosis, full=verbose))
