@@ -22,7 +22,7 @@ CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
      r"exception.{0,30}kernel|hwts|task exception"),
     ("nan_loss_scale", r"\bnan\b|\binf\b|overflow|loss[ _]scal|isfinite|nmse|precision|accuracy|all zeros|garbled"),
     ("env_version", r"\bversion|mismatch|undefined symbol|shared object|no module named|importerror|modulenotfound|"
-     r"set_env|\binstall|compiled with|not compiled|\bcuda\b|\bdriver\b|glibc|libstdc|cmake|\bbuild\b|"
+     r"set_env|\binstall|compiled with|not compiled|cuda (?:is )?not available|no cuda|\bdriver\b|glibc|libstdc|cmake|\bbuild\b|"
      r"visible[_ ]devices|device count|no npu|not available|\.so\b"),
     ("unsupported_op", r"not (?:yet )?(?:supported|implemented)|unsupported|no kernel|not registered|"
      r"does not (?:has|have) any binary|fall ?back|dtype|float64|\bdouble\b|bfloat16|\bbf16\b|310p|300i|"
@@ -32,12 +32,17 @@ CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
     ("other", r"\bp2p\b|\bsdma\b|driver internal|peer access|\bpcie\b|\becc\b|heartbeat lost|device lost"),
 )
 _COMPILED = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in CATEGORY_WORDS)
-STALL = re.compile(
-    r"captur|compil|warm ?up|waiting for|\bbarrier\b|rendezvous|init(?:iali[sz]\w*)? process group|"
-    r"initiali[sz]ing (?:hccl|nccl|distributed)|\bhccl\b",
-    re.IGNORECASE,
+STALL_WORDS: tuple[tuple[str, str], ...] = (
+    ("dynamic_shape_compile", r"captur|compil|warm ?up|\bgraph"),
+    ("hccl_timeout", r"\bbarrier\b|rendezvous|process group|initiali[sz]ing (?:hccl|nccl|distributed)|\bhccl\b|waiting for"),
 )
 """A log that ends on one of these, with no error at all, stopped while doing it: a stall."""
+_STALLS = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in STALL_WORDS)
+
+
+def stall_category(text: str) -> str | None:
+    """The family of what a last line says the job was doing, or None for a line that is no stall."""
+    return next((category for category, pattern in _STALLS if pattern.search(text)), None)
 
 
 def word_votes(text: str) -> dict[str, float]:

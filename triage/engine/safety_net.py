@@ -14,7 +14,7 @@ from triage.engine.advice import order_fixes
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
 from triage.engine.error_lines import TRACEBACK, exception_name, message_of
-from triage.engine.hints import STALL, word_votes
+from triage.engine.hints import stall_category, word_votes
 from triage.engine.nearest import Guess
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
 from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult
@@ -47,7 +47,11 @@ def diagnose_unclaimed(
     if not telling:
         return None
     lead = telling[0]
-    guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling], _word_votes(telling, unclaimed))
+    if stalled:
+        # A stall is no error: error neighbours say nothing of it, what it was doing does.
+        guess = kb.neighbour_index.guess([], {stall_category(lead.message) or "other": 1.0})
+    else:
+        guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling], _word_votes(telling, unclaimed))
     if (guess is None or guess.score == 0.0) and need_neighbours:
         return None
     if guess is not None and guess.category == HEALTHY:
@@ -93,7 +97,7 @@ def _stall(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
     """A log without errors whose last lines say it was capturing, compiling or waiting: it stalled there."""
     for source, tail in unclaimed.tails.items():
         for number, text in reversed(tail[-STALL_LINES:]):
-            if STALL.search(text):
+            if stall_category(text):
                 line = EvidenceLine(source=source, line=number, text=text.strip()[:500])
                 return [ErrorLine(order=0, kind=TRACEBACK, line=line, message=message_of(text))]
     return []

@@ -1,0 +1,53 @@
+"""The job context read from the log, and advice that fits it."""
+
+from __future__ import annotations
+
+from triage.engine.advice import order_fixes
+from triage.engine.context import JobContext
+from triage.results import CauseResult
+
+
+def context_of(*lines: str) -> JobContext:
+    context = JobContext()
+    for line in lines:
+        context.observe(line)
+    return context
+
+
+def test_workload_launcher_versions_soc_and_env():
+    context = context_of(
+        'File "/usr/local/lib/python3.10/site-packages/vllm_ascend/worker/model_runner_v1.py", line 3, in load_model',
+        "torchrun --nproc-per-node 8 serve.py",
+        "torch_npu version: 2.5.1.post1  CANN version: 8.1.RC1",
+        "[INFO] SocVersion = Ascend910B2",
+        "export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",
+    )
+    assert context.workload == "vllm-ascend"
+    assert context.launcher == "torchrun"
+    assert context.versions["torch_npu"] == "2.5.1.post1" and context.versions["cann"] == "8.1.RC1"
+    assert context.soc == "Ascend910B2"
+    assert context.env == {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}
+    assert context.shows("workload") >= {"vllm", "vllm-ascend", "serving"}
+
+
+def test_fine_tuning_tool_is_the_workload_over_its_trainer():
+    context = context_of("llamafactory-cli train examples/qwen.yaml", 'File "transformers/trainer.py", line 1, in train')
+    assert context.workload == "llamafactory"
+    assert context.fits({"workload": ["training"]}) is True
+    assert context.fits({"workload": ["sglang"]}) is False
+    assert JobContext().fits({"workload": ["sglang"]}) is None
+
+
+def test_fixes_for_another_stack_are_dropped_and_applied_ones_said():
+    causes = [CauseResult(id="budget", title="", probability=0.9), CauseResult(id="frag", title="", probability=0.1)]
+    fixes = [
+        {"title": "Lower the batch", "addresses": ["budget"], "applies_to": {"workload": ["training"]}},
+        {"title": "Lower --mem-fraction-static", "addresses": ["budget"], "applies_to": {"workload": ["sglang"]}},
+        {"title": "Lower --gpu-memory-utilization", "addresses": ["budget"], "applies_to": {"workload": ["vllm"]}},
+        {"title": "Look at npu-smi", "addresses": ["budget"], "kind": "diagnostic"},
+        {"title": "Expandable segments", "addresses": ["frag"], "env": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}},
+    ]
+    context = context_of("(VllmWorker rank=0 pid=1) INFO vllm serve", "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True")
+    offered, notes = order_fixes(fixes, causes, context)
+    assert [fix.title for fix in offered] == ["Lower --gpu-memory-utilization", "Look at npu-smi"]
+    assert notes == ["already applied in this job (PYTORCH_NPU_ALLOC_CONF=expandable_segments:True): Expandable segments"]

@@ -1,0 +1,96 @@
+"""The safety net: an error no entry knows still gets a diagnosis, marked as a guess."""
+
+from __future__ import annotations
+
+import pytest
+
+from triage.engine.error_lines import EXCEPTION, LEVEL, SIGNAL, TRACEBACK, error_kind, message_of
+from triage.engine.nearest import WRAPPER, NeighbourIndex
+from triage.engine.safety_net import MAX_CONFIDENCE
+
+
+@pytest.mark.parametrize(
+    "line, kind, message",
+    [
+        (
+            "(VllmWorkerProcess pid=270962) ERROR 07-03 19:33:28 [multiproc_worker_utils.py:238] RuntimeError: boom",
+            EXCEPTION,
+            "RuntimeError: boom",
+        ),
+        ("[rank3]: torch._dynamo.exc.BackendCompilerFailed: backend='npu' raised:", EXCEPTION, None),
+        ("ERROR 07-03 19:33:28 [core.py:291] Engine core failed to start", LEVEL, "Engine core failed to start"),
+        ("[1,3]<stderr>:Segmentation fault (core dumped)", SIGNAL, None),
+        ("(SGLangEngine pid=1) [2026-04-22 08:39:15 TP1] Scheduler hit an exception: Traceback (most recent call last):", LEVEL, None),
+        ("Traceback (most recent call last):", TRACEBACK, None),
+        ("test_kernel.py::test_split_qkv FAILED", LEVEL, None),
+    ],
+)
+def test_error_lines_across_launcher_prefixes(line, kind, message):
+    assert error_kind(line) == kind
+    if message is not None:
+        assert message_of(line) == message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(VllmWorkerProcess pid=1) ERROR 07-03 19:33:28 [worker.py:238]     return forward_call(*args, **kwargs)",
+        '(VllmWorkerProcess pid=1) ERROR 07-03 19:33:28 [worker.py:238]   File "/x/y.py", line 3, in f',
+        "step 10 loss 1.2 errors=0",
+        "/usr/lib/python3/x.py:12: UserWarning: an error may follow",
+        'raise RuntimeError("x")',
+    ],
+)
+def test_lines_that_are_not_errors(line):
+    assert error_kind(line) is None
+
+
+def test_unknown_library_error_gets_a_guess_with_next_steps(scan_text):
+    result = scan_text(
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 3, in <module>\n'
+        "FrobnicatorError: the quantum frobnicator overflowed its widget budget\n"
+    )
+    guess = result.diagnoses[0]
+    assert guess.guess and guess.id == "unrecognised-error"
+    assert guess.confidence <= MAX_CONFIDENCE
+    assert guess.evidence[0].line == 3
+    steps = [fix for fix in guess.fixes if fix.kind == "diagnostic"]
+    assert any("github.com/search" in command for fix in steps for command in fix.commands)
+    assert any(command.startswith("triage kb new --from test.log --lines 3-3") for fix in steps for command in fix.commands)
+
+
+def test_no_error_means_no_diagnosis(scan_text):
+    assert scan_text("step 1 loss 2.0\nstep 2 loss 1.9\ndone\n").diagnoses == []
+
+
+def test_a_log_that_ends_while_capturing_is_a_stall(scan_text):
+    result = scan_text("INFO load model\nINFO KV cache allocated\nCapture cuda graph begin. This can take up to several minutes.\n")
+    stall = result.diagnoses[0]
+    assert stall.guess and stall.severity == "warning"
+    assert stall.category == "dynamic_shape_compile"
+    assert stall.evidence[0].line == 3
+
+
+def test_a_specific_entry_leaves_no_room_for_a_guess(scan_text):
+    result = scan_text(
+        "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; "
+        "20.13 GiB already allocated; 20.13 GiB current active; 1.01 GiB free; 50.61 GiB reserved in total by PyTorch)\n"
+        "FrobnicatorError: something else entirely\n"
+    )
+    assert not any(d.guess for d in result.diagnoses)
+
+
+def test_neighbours_vote_and_wrapper_lines_abstain():
+    index = NeighbourIndex(
+        (
+            ("importerror: lib<n>.so: cannot open shared object file", "env_version", "case:a"),
+            ("runtimeerror: npu out of memory. tried to allocate <n> gib", "npu_oom", "case:b"),
+            ("err<n> pta call acl api failed", WRAPPER, "entry:err00100"),
+        )
+    )
+    guess = index.guess([("ImportError: libfoo.so: cannot open shared object file", 1.0)])
+    assert guess is not None and guess.category == "env_version"
+    assert index.guess([("ERR00100 PTA call acl api failed", 1.0)]) is None
+    worded = index.guess([("something odd", 1.0)], {"hccl_timeout": 0.2})
+    assert worded is not None and worded.category == "hccl_timeout" and worded.score == 0.0
