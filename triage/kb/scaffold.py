@@ -188,7 +188,10 @@ def suggest_category(key: list[str], kb: CompiledKB | None) -> tuple[str, str, l
         scanner = Scanner(kb)
         scanner.feed_text("\n".join(key), "new")
         scores: dict[str, float] = {}
+        nearest: str | None = None
         for diagnosis in scanner.result().diagnoses:
+            if diagnosis.guess and diagnosis.resembles:
+                nearest = diagnosis.category  # the safety net's nearest known failures
             if diagnosis.generic:
                 continue
             similar.append((diagnosis.id, diagnosis.confidence))
@@ -197,6 +200,8 @@ def suggest_category(key: list[str], kb: CompiledKB | None) -> tuple[str, str, l
         if scores:
             best = max(scores, key=lambda category: scores[category])
             return best, f"existing {best} entries match these lines", similar
+        if nearest is not None:
+            return nearest, f"the nearest known failures are {nearest}: check it", similar
     return UNSURE_CATEGORY, "unsure: no known failure matches these lines; pick the category", similar
 
 
