@@ -79,6 +79,7 @@ def diagnose_unclaimed(
         first_seen=lead.order,
         guess=True,
         resembles=[entry for entry, _ in (guess.entries if guess else ())],
+        extracted={"neighbour_similarity": guess.score, "vote_share": guess.share} if guess else {},
     )
 
 

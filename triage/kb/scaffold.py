@@ -178,6 +178,10 @@ def healthy_line(lines: list[str], regex: str) -> str | None:
     return next((line for line in candidates if len(line) >= 20 and not compiled.search(line)), None)
 
 
+NEAREST_SURE = 75.0
+"""How similar (0-100) the nearest known failures must be for a draft to take their category."""
+
+
 def suggest_category(key: list[str], kb: CompiledKB | None) -> tuple[str, str, list[tuple[str, float]]]:
     """(category, why, similar entries): the category whose existing entries score best on the key
     lines, else `other`."""
@@ -190,8 +194,8 @@ def suggest_category(key: list[str], kb: CompiledKB | None) -> tuple[str, str, l
         scores: dict[str, float] = {}
         nearest: str | None = None
         for diagnosis in scanner.result().diagnoses:
-            if diagnosis.guess and diagnosis.resembles:
-                nearest = diagnosis.category  # the safety net's nearest known failures
+            if diagnosis.guess and diagnosis.extracted.get("neighbour_similarity", 0.0) >= NEAREST_SURE:
+                nearest = diagnosis.category  # the safety net's nearest known failures, when close
             if diagnosis.generic:
                 continue
             similar.append((diagnosis.id, diagnosis.confidence))
