@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from typing import Any
 
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex
+from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex, informative
 from triage.engine.normalize import template
 
 if TYPE_CHECKING:
@@ -253,7 +253,7 @@ def _neighbours(models: list["Entry"], rows: list[tuple[str, str, str]]) -> tupl
     out: dict[tuple[str, str], Neighbour] = {}
     for line, category, label in labelled:
         masked = template(message_of(line))
-        if len(masked) >= 8:
+        if informative(masked):
             out.setdefault((masked, category), (masked, category, label))
     # A wrapper's line quoted in another entry's example (or a corpus log) is still a wrapper's.
     wrapped = {masked for masked, category in out if category == WRAPPER}

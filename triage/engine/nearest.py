@@ -7,6 +7,7 @@ the categories of its closest neighbours vote. This is a guess, and is reported 
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -36,6 +37,17 @@ class Guess:
     """KB entries among the closest neighbours, best first: (entry id, similarity)."""
 
 
+_PLACEHOLDER = re.compile(r"<[a-z]+>|[^\w\s]")
+_EXCEPTION_NAME = re.compile(r"^\s*[\w.]*(?:error|exception|failed|failure|fault)\b", re.IGNORECASE)
+
+
+def informative(masked: str) -> bool:
+    """Whether a template says more than an exception name: `runtimeerror:` alone resembles every
+    RuntimeError, and token-set similarity would rate it a perfect match for all of them."""
+    words = _PLACEHOLDER.sub(" ", _EXCEPTION_NAME.sub("", masked)).split()
+    return len(words) >= 2 and sum(len(word) for word in words) >= 10
+
+
 def _scorer(query: str, choice: str, **kwargs: object) -> float:
     # token_set_ratio forgives extra words on either side (prefixes, paths) but rates a short
     # query inside a long line at 100; the plain ratio keeps such pairs honest.
@@ -58,7 +70,7 @@ class NeighbourIndex:
         entries: dict[str, float] = {}
         for message, weight in messages:
             query = template(message)
-            if len(query) < 8:
+            if not informative(query):
                 continue
             found = process.extract(query, self._templates, scorer=_scorer, limit=K, score_cutoff=MIN_SCORE)
             if found and self._neighbours[found[0][2]][1] == WRAPPER:
