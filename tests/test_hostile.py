@@ -89,3 +89,118 @@ def test_anchors_mean_line_boundaries(prefer):
     scanner = Scanner(kb, prefilter=build_prefilter(kb, prefer=prefer))
     scanner.feed_text("step 1\nFATAL ZQX anchored failure\nstep 2\n", "job.log")
     assert [d.id for d in scanner.result().diagnoses] == ["anchored"]
+
+
+# -- sources ----------------------------------------------------------------------------------------
+
+OOM_LINE = b"RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity)\n"
+
+
+def _read_all(path: str) -> tuple[bytes, str | None]:
+    from triage.sources import SourceError, read_chunks
+
+    data = bytearray()
+    try:
+        for chunk in read_chunks(path, chunk_size=4096):
+            data += chunk
+    except SourceError as exc:
+        return bytes(data), str(exc)
+    return bytes(data), None
+
+
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, compresslevel=1)
+
+
+def test_pipe_is_read_once_and_sniffed_on_the_same_handle():
+    # `triage scan <(zcat job.log.gz)`: a /dev/fd path to a pipe, gzip or not.
+    payload = OOM_LINE + b"step 1 loss 2.3\n" * 5000
+    for body in (payload, _gzip(payload)):
+        read_end, write_end = os.pipe()
+        writer = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=write_end)
+        os.close(write_end)
+        writer.stdin.write(body)  # type: ignore[union-attr]
+        writer.stdin.close()  # type: ignore[union-attr]
+        try:
+            data, error = _read_all(f"/dev/fd/{read_end}")
+        finally:
+            os.close(read_end)
+            writer.wait(timeout=5)
+        assert (data, error) == (payload, None)
+
+
+def test_named_fifo_streams(tmp_path):
+    fifo = tmp_path / "job.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat {HOSTILE / 'oom.log'} > {fifo}"])
+    done = bounded_triage("scan", "--no-progress", "--json", str(fifo), timeout=20)
+    writer.wait(timeout=5)
+    assert done.returncode == 1 and b"npu-out-of-memory" in done.stdout
+
+
+def test_truncated_gzip_yields_every_line_before_the_cut(tmp_path):
+    lines = b"".join(b"step %d loss 2.3\n" % n for n in range(1, 1330))
+    whole = _gzip(lines)
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(whole[: len(whole) - 40])
+    data, error = _read_all(str(path))
+    assert error is not None and "truncated gzip" in error
+    assert lines.startswith(data) and data.count(b"\n") >= 1300
+
+
+def test_concatenated_gzip_members_are_all_read(tmp_path):
+    path = tmp_path / "two.log.gz"
+    path.write_bytes(_gzip(b"first\n") + _gzip(b"second\n"))
+    assert _read_all(str(path)) == (b"first\nsecond\n", None)
+
+
+def test_gzip_bomb_is_streamed_in_bounded_memory(tmp_path):
+    path = tmp_path / "bomb.log.gz"
+    path.write_bytes(_gzip(b"\0" * (300 << 20) + OOM_LINE))
+    done = bounded_triage("scan", "--no-progress", "--json", str(path), timeout=60)
+    assert done.returncode == 1 and b"npu-out-of-memory" in done.stdout
+
+
+@pytest.mark.parametrize("output", [["--json"], []])
+def test_exit_code_survives_a_closed_pipe(output):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "triage", "scan", "--no-progress", *output, str(HOSTILE / "oom.log")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+    proc.stdout.close()  # type: ignore[union-attr]  # like `| head -0`: the reader is gone before a byte is written
+    stderr = proc.stderr.read()  # type: ignore[union-attr]
+    assert proc.wait(timeout=20) == 1 and b"Traceback" not in stderr
+
+
+def test_split_point_search_reads_a_bounded_block(tmp_path, monkeypatch):
+    from triage import parallel
+
+    path = tmp_path / "one-line.log"
+    with path.open("wb") as handle:
+        handle.truncate(3 * parallel.MIN_PART_BYTES)  # sparse: one 192 MB line of zero bytes
+    reads: list[int] = []
+    real_open = open
+
+    class Spy:
+        def __init__(self, handle):  # type: ignore[no-untyped-def]
+            self._handle = handle
+
+        def read(self, size: int = -1) -> bytes:
+            reads.append(size)
+            return self._handle.read(size)
+
+        def __getattr__(self, name):  # type: ignore[no-untyped-def]
+            return getattr(self._handle, name)
+
+        def __enter__(self):  # type: ignore[no-untyped-def]
+            return self
+
+        def __exit__(self, *exc):  # type: ignore[no-untyped-def]
+            self._handle.close()
+
+    monkeypatch.setattr("builtins.open", lambda *a, **k: Spy(real_open(*a, **k)))
+    assert parallel.split_points(str(path), 2) == [(0, 3 * parallel.MIN_PART_BYTES)]
+    assert reads and max(reads) <= parallel.SEEK_READ_SIZE
