@@ -135,7 +135,22 @@ def run(args: argparse.Namespace) -> int:
                 handle.write(build_report(result, sources=paths, environment=collect_environment(), redacted=args.redact))
         except OSError as exc:
             print(f"triage: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
-    if args.json:
+    if result.diagnoses:
+        code = EXIT_FOUND
+    else:
+        code = EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
+    try:
+        _print_result(result, as_json=args.json, shown=args.top or HUMAN_SHOWN)
+    except BrokenPipeError:
+        # `triage scan x | head` read what it wanted: the verdict still belongs in the exit code.
+        from triage.cli.main import silence_stdout
+
+        silence_stdout()
+    return code
+
+
+def _print_result(result, *, as_json: bool, shown: int) -> None:  # type: ignore[no-untyped-def]
+    if as_json:
         from triage.results import to_json
 
         json.dump(to_json(result), sys.stdout, ensure_ascii=False)
@@ -144,10 +159,8 @@ def run(args: argparse.Namespace) -> int:
         from triage.cli.render import render_scan
 
         # People read the few likeliest in full; --top or --json give every one.
-        render_scan(result, shown=args.top or HUMAN_SHOWN)
-    if result.diagnoses:
-        return EXIT_FOUND
-    return EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
+        render_scan(result, shown=shown)
+    sys.stdout.flush()  # inside the caller's BrokenPipeError guard, not at exit
 
 
 def _probe_and_rerank(result, *, python: str | None, timeout: float):  # type: ignore[no-untyped-def]
