@@ -3,10 +3,13 @@ with nothing that was found lost and no traceback. Fixtures live in tests/hostil
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -204,3 +207,68 @@ def test_split_point_search_reads_a_bounded_block(tmp_path, monkeypatch):
     monkeypatch.setattr("builtins.open", lambda *a, **k: Spy(real_open(*a, **k)))
     assert parallel.split_points(str(path), 2) == [(0, 3 * parallel.MIN_PART_BYTES)]
     assert reads and max(reads) <= parallel.SEEK_READ_SIZE
+
+
+# -- triage run -------------------------------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def _start_run(tmp_path: Path, script: str, *extra: str) -> tuple[subprocess.Popen, Path]:
+    """`triage run --json ... -- sh -c SCRIPT` in the background, once SCRIPT has written $READY."""
+    ready = tmp_path / "ready"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "READY": str(ready)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "triage", "run", "--json", *extra, "--", "sh", "-c", script],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=_limit_memory,
+    )
+    for _ in range(200):
+        if ready.exists() and ready.read_text().strip():
+            return proc, ready
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the job never started")
+
+
+def test_run_does_not_wait_for_a_background_descendant_and_ends_it(tmp_path):
+    pidfile = tmp_path / "pid"
+    started = time.monotonic()
+    done = bounded_triage("run", "--", "sh", "-c", f"sleep 25 & echo $! > {pidfile}; echo hi; exit 3")
+    assert done.returncode == 3 and time.monotonic() - started < 10
+    assert not _alive(int(pidfile.read_text()))
+
+
+def test_sigterm_to_triage_stops_the_job_and_prints_the_summary(tmp_path):
+    proc, _ = _start_run(tmp_path, f"printf '%s' \"{OOM_LINE.decode().strip()}\"; echo; echo go > $READY; exec sleep 30")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["event"] == "summary" and summary["diagnoses"][0]["id"] == "npu-out-of-memory"
+    assert b"Traceback" not in err
+
+
+def test_a_job_that_ignores_signals_is_killed_after_the_grace(tmp_path):
+    proc, _ = _start_run(tmp_path, "trap '' INT TERM; echo go > $READY; sleep 30; sleep 30", "--grace", "1")
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=15)
+    assert time.monotonic() - started < 8
+    assert proc.returncode == 128 + signal.SIGKILL
+
+
+def test_ctrl_c_reaches_the_grandchildren(tmp_path):
+    proc, ready = _start_run(tmp_path, "sleep 30 & echo $! > $READY; wait")
+    grandchild = int(ready.read_text())
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=15)
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
