@@ -272,3 +272,41 @@ def test_ctrl_c_reaches_the_grandchildren(tmp_path):
     while _alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(grandchild)
+
+
+# -- probes -----------------------------------------------------------------------------------------
+
+_RUN_CHILD = """
+import json, sys, time
+from probes._subproc import run_json_child
+started = time.monotonic()
+outcome = run_json_child([sys.executable, "-c", sys.argv[1]], timeout=float(sys.argv[2]))
+print(json.dumps({"error": outcome.error, "seconds": time.monotonic() - started}))
+"""
+
+
+def _probe_child(code: str, timeout: float) -> dict:
+    """run_json_child on `code`, itself in a child under the memory limit."""
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_CHILD, code, str(timeout)], capture_output=True, timeout=30,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_limit_memory,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    return json.loads(done.stdout)
+
+
+def test_a_probe_that_floods_stdout_is_read_with_a_cap():
+    # 3 GB through the pipe: buffering it all would break the 2 GB address-space limit.
+    flood = "import sys\nblock = b'x' * (1 << 20)\nfor _ in range(3072): sys.stdout.buffer.write(block)"
+    outcome = _probe_child(flood, timeout=25)
+    assert "bytes discarded" in outcome["error"] or "timed out" in outcome["error"]
+
+
+def test_a_probe_grandchild_that_escapes_the_group_cannot_stretch_the_timeout():
+    escape = (
+        "import os, subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); time.sleep(6)'])\n"
+        "time.sleep(6)"
+    )
+    outcome = _probe_child(escape, timeout=1)
+    assert "timed out" in outcome["error"] and outcome["seconds"] < 4
