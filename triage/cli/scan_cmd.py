@@ -77,7 +77,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--report", metavar="FILE", help="also write a markdown report ready to paste into an issue (top 3 causes)"
     )
-    parser.add_argument("--redact", action="store_true", help="mask paths, host names and IPs in the --report file")
+    parser.add_argument(
+        "--redact",
+        action="store_true",
+        help="mask secrets, user names, paths, host names and IPs in every output (text, --json, --report)",
+    )
     parser.add_argument("--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)")
     parser.add_argument("--probe-timeout", type=float, default=60.0, metavar="S", help="seconds per probe (default 60)")
     add_kb_option(parser)
@@ -122,17 +126,29 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress:
             progress.close()
-    for error in errors:
-        print(f"triage: {error}", file=sys.stderr)
     result = scanner.result(top=args.top, min_confidence=args.min_confidence)
     if args.probe:
         result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
+    environment: dict[str, str] = {}
+    if args.redact or args.report:
+        from triage.report import collect_environment
+
+        environment = collect_environment()
+    if args.redact:
+        from triage.redact import redact_result
+        from triage.report import redactor_for
+
+        redactor = redactor_for(result, paths, environment)
+        errors = [redactor(error) for error in errors]
+        result = redact_result(result, redactor)
+    for error in errors:
+        print(f"triage: {error}", file=sys.stderr)
     if args.report:
-        from triage.report import build_report, collect_environment
+        from triage.report import build_report
 
         try:
             with open(args.report, "w", encoding="utf-8") as handle:
-                handle.write(build_report(result, sources=paths, environment=collect_environment(), redacted=args.redact))
+                handle.write(build_report(result, sources=paths, environment=environment, redacted=args.redact))
         except OSError as exc:
             print(f"triage: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
     if result.diagnoses:
