@@ -55,3 +55,11 @@ def test_what_the_log_means_survives():
 def test_secret_env_values_are_masked_even_unredacted():
     environment = mask_secret_values({"ASCEND_TOKEN": "abc", "HCCL_EXEC_TIMEOUT": "1800", "NPU_API_KEY": "k"})
     assert environment == {"ASCEND_TOKEN": SECRET, "HCCL_EXEC_TIMEOUT": "1800", "NPU_API_KEY": SECRET}
+
+
+def test_hosts_named_by_the_environment_are_masked_in_the_log():
+    from triage.report import redactor_for
+    from triage.results import ScanResult
+
+    redact = redactor_for(ScanResult(), [], {"host": "dgx-a100-07", "MASTER_ADDR": "node17"})
+    assert redact("rank 3 on dgx-a100-07 lost node17:29500") == "rank 3 on <host> lost <host>:29500"

@@ -17,12 +17,15 @@ from triage.results import Diagnosis, FixResult, ScanResult
 
 TOP_DIAGNOSES = 3
 MAX_EVIDENCE = 5
-ENV_PREFIXES = ("ASCEND_", "HCCL_", "PYTORCH_NPU_", "TORCH_NPU_", "NPU_", "RANK", "WORLD_SIZE", "LOCAL_RANK")
+ENV_PREFIXES = (
+    "ASCEND_", "HCCL_", "PYTORCH_NPU_", "TORCH_NPU_", "NPU_", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
+)
 
 
 def redactor_for(result: ScanResult, sources: list[str], environment: dict[str, str]) -> Redactor:
     """The redactor for one scan: it knows the host names that its logs, sources and environment reveal."""
-    texts = [*result_texts(result), *sources, *environment.values()]
+    # As `NAME=value`, so that MASTER_ADDR=node17 teaches the redactor that node17 is a host.
+    texts = [*result_texts(result), *sources, *(f"{name}={value}" for name, value in environment.items())]
     return Redactor.for_texts(texts, hosts=[environment.get("host", "")])
 
 
