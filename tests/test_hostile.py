@@ -310,3 +310,52 @@ def test_a_probe_grandchild_that_escapes_the_group_cannot_stretch_the_timeout():
     )
     outcome = _probe_child(escape, timeout=1)
     assert "timed out" in outcome["error"] and outcome["seconds"] < 4
+
+
+# -- resource edges ---------------------------------------------------------------------------------
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_tail_keeps_descriptors_bounded_and_still_sees_an_old_file_grow(tmp_path):
+    from tests.test_tail import follow
+
+    logs = [tmp_path / f"rank_{n}.log" for n in range(60)]
+    for log in logs:
+        log.write_bytes(b"step 0\n")
+    before = _open_fds()
+    follower, sink, notes = follow([tmp_path / "rank_*.log"], max_open=8, from_start=True)
+    follower.poll()
+    assert len(follower.paths) == 60 and _open_fds() - before <= 9
+    with logs[3].open("ab") as handle:  # long closed as idle by now
+        handle.write(OOM_LINE)
+    follower.poll()
+    assert OOM_LINE in sink.data[str(logs[3])] and _open_fds() - before <= 9
+    assert not [note for note in notes if "no file matches" in note]
+    follower.close()
+    assert _open_fds() == before
+
+
+def test_tail_under_a_low_descriptor_limit_reports_a_later_error(tmp_path):
+    # `ulimit -n 64` and 100 rank files: the glob must not go blind, the late error must be reported.
+    for n in range(100):
+        (tmp_path / f"rank_{n}.log").write_bytes(b"step 0\n")
+    script = (
+        "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
+        "import sys; from triage.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, "tail", "--json", "--exit-on", "error", str(tmp_path / "rank_*.log")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+    deadline = time.monotonic() + 20
+    while proc.poll() is None and time.monotonic() < deadline:  # until tail has started and seen it
+        with (tmp_path / "rank_7.log").open("ab") as handle:
+            handle.write(OOM_LINE)
+        time.sleep(0.3)
+    out, err = proc.communicate(timeout=5)
+    assert b"npu-out-of-memory" in out, err
+    assert b"no file matches" not in err and b"Traceback" not in err
