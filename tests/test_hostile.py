@@ -359,3 +359,9 @@ def test_tail_under_a_low_descriptor_limit_reports_a_later_error(tmp_path):
     out, err = proc.communicate(timeout=5)
     assert b"npu-out-of-memory" in out, err
     assert b"no file matches" not in err and b"Traceback" not in err
+
+
+def test_deeply_nested_yaml_and_regexes_are_refused():
+    done = bounded_triage("kb", "list", "--kb", str(HOSTILE / "kb_deep"))
+    assert done.returncode == 0
+    assert done.stderr.count(b"skipped KB entry") == 2 and b"nested too deeply" in done.stderr, done.stderr

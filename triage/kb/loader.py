@@ -148,6 +148,13 @@ def load_entry(path: Path, *, check_regexes: bool = True) -> LoadedEntry:
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KBError(path, None, f"cannot read: {exc}") from None
+    try:
+        return _parse_entry(text, path, check_regexes=check_regexes)
+    except RecursionError:  # YAML or a regex nested thousands deep: the parsers recurse
+        raise KBError(path, None, "nested too deeply; not loaded") from None
+
+
+def _parse_entry(text: str, path: Path, *, check_regexes: bool) -> LoadedEntry:
     data, lines = parse_yaml(text, path)
     if not isinstance(data, dict):
         raise KBError(path, 1, "an entry must be a YAML mapping")
