@@ -28,13 +28,18 @@ def test_planted_pickle_and_garbage_never_run(tmp_path):
     cache.mkdir()
     mark = tmp_path / "pwned"
     evil = pickle.dumps(_Planted(mark))
-    key = kb_cache.fingerprint([ROOT / "kb"]) + "-strict"
+    user = tmp_path / "kb"
+    write_entry(user, entry_data("planted"))
+    key = kb_cache.fingerprint([user]) + "-strict"
     for name in (f"kb-{key}.pickle", f"kb-{key}.json", "kb-0.pickle"):
         (cache / name).write_bytes(evil)
     env = {**os.environ, "PYTHONPATH": str(ROOT), kb_cache.CACHE_DIR_ENV: str(cache)}
-    code = "from triage.engine import load_engine_kb; kb, e = load_engine_kb([], strict=True); print(len(kb.entries))"
+    code = (
+        f"from triage.engine import load_engine_kb; kb, e = load_engine_kb([{str(user)!r}], strict=True, "
+        "include_shipped=False); print(len(kb.entries))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 0 and int(done.stdout) > 50, done.stderr
+    assert done.returncode == 0 and int(done.stdout) == 1, done.stderr
     assert not mark.exists()
     assert not list(cache.glob("*.pickle"))  # the former format is cleared out
 
