@@ -11,13 +11,20 @@ import dataclasses
 import functools
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
+MAX_STDOUT = 1 << 20
+"""A probe prints one small JSON object; beyond this its output is discarded (and counted)."""
+STDERR_KEPT = 64 << 10
+READ_SIZE = 64 << 10
+POLL_SECONDS = 0.1
 
 
 @dataclasses.dataclass
@@ -74,12 +81,22 @@ def run_json_child(
         )
     except OSError as exc:
         return ChildOutcome(None, f"cannot start {cmd[0]}: {exc.strerror or exc}", None, "")
+    deadline = time.monotonic() + timeout
+    out, err, dropped = _collect(proc, deadline)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        proc.wait(max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         _kill(proc, own_group)
-        out, err = proc.communicate()
+        proc.wait()
         return ChildOutcome(None, f"timed out after {timeout:g}s (killed)", proc.returncode, _tail(err), True)
+    finally:
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    if dropped:
+        return ChildOutcome(
+            None, f"printed more than {MAX_STDOUT >> 20} MB on stdout ({dropped} bytes discarded)",
+            proc.returncode, _tail(err),
+        )
     stderr_tail = _tail(err)
     if proc.returncode < 0:
         return ChildOutcome(None, f"killed by {signal_name(proc.returncode)}", proc.returncode, stderr_tail)
@@ -94,6 +111,35 @@ def run_json_child(
     if not isinstance(result, dict):
         return ChildOutcome(None, f"printed JSON that is not an object: {text[:80]!r}", 0, stderr_tail)
     return ChildOutcome(result, None, 0, stderr_tail)
+
+
+def _collect(proc: subprocess.Popen[bytes], deadline: float) -> tuple[bytes, bytes, int]:
+    """The child's stdout (up to MAX_STDOUT), the end of its stderr, and how many stdout bytes were dropped.
+
+    Stops at the deadline, at end of file, or once the child has exited and its pipes are quiet: a
+    descendant that escaped the group (setsid) and still holds them is not waited for.
+    """
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()  # type: ignore[union-attr]
+    out, err = bytearray(), bytearray()
+    dropped = 0
+    open_fds = [out_fd, err_fd]
+    while open_fds and time.monotonic() < deadline:
+        exited = proc.poll() is not None
+        ready = select.select(open_fds, [], [], min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))[0]
+        if not ready and exited:
+            break
+        for fd in ready:
+            chunk = os.read(fd, READ_SIZE)
+            if not chunk:
+                open_fds.remove(fd)
+            elif fd == out_fd:
+                kept = chunk[: MAX_STDOUT - len(out)]
+                out += kept
+                dropped += len(chunk) - len(kept)
+            else:
+                err += chunk
+                del err[:-STDERR_KEPT]
+    return bytes(out), bytes(err), dropped
 
 
 def _kill(proc: subprocess.Popen[bytes], group: bool) -> None:

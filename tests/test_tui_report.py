@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from triage.report import build_report, fix_text, redact
+from triage.redact import Redactor
+from triage.report import build_report, fix_text
 from triage.results import Diagnosis, EvidenceLine, FixResult, ReferenceResult, ScanResult
 from tui_support import ROOT
 
@@ -25,11 +26,11 @@ from tui_support import ROOT
     ],
 )
 def test_redact(text, expected):
-    assert redact(text) == expected
+    assert Redactor()(text) == expected
 
 
 def test_redact_names_the_local_host():
-    assert redact("node gpu-node-17 died", hosts=["gpu-node-17"]) == "node <host> died"
+    assert Redactor(hosts={"gpu-node-17"})("node gpu-node-17 died") == "node <host> died"
 
 
 def _result() -> ScanResult:

@@ -2,12 +2,18 @@
 
 Polling rather than inotify: it behaves the same on every OS and on network or container file
 systems where change notifications get lost, and at 50 ms it costs two stats per file per poll.
+
+File descriptors are bounded: a file is opened when it changes and kept open while it is active,
+and past MAX_OPEN_FILES the least recently active ones are closed (a closed file is watched with
+`stat` alone). Following thousands of rank files cannot exhaust `ulimit -n`, which would also
+blind the glob that looks for new files.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import resource
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +24,15 @@ MAX_READ_PER_POLL = 16 << 20
 """One fast-growing file cannot hold up the others (or a Ctrl-C) for long."""
 RESCAN_SECONDS = 0.5
 """How often globs are expanded again; reading open files happens at every poll."""
+
+
+def _max_open_files() -> int:
+    # A quarter of the soft limit leaves room for the scanner, the terminal and the glob itself.
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(8, min(256, soft // 4)) if soft != resource.RLIM_INFINITY else 256
+
+
+MAX_OPEN_FILES = _max_open_files()
 
 
 class Sink(Protocol):
@@ -35,10 +50,13 @@ Notify = Callable[[str], None]
 @dataclass
 class _Followed:
     path: str
-    handle: BinaryIO
+    handle: BinaryIO | None
+    """Open while the file is active; None when closed to save descriptors (reopened on change)."""
     identity: tuple[int, int]
-    """(device, inode) of the file we have open; a different one under `path` means rotation."""
+    """(device, inode) of the file we follow; a different one under `path` means rotation."""
     position: int
+    active_at: float = 0.0
+    """When bytes last came from it: the least recently active are closed first."""
 
 
 def _is_glob(pattern: str) -> bool:
@@ -55,6 +73,7 @@ class Follower:
         notify: Notify,
         rescan_seconds: float = RESCAN_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        max_open: int = MAX_OPEN_FILES,
     ) -> None:
         self._patterns = [os.path.expanduser(pattern) for pattern in patterns]
         self._sink = sink
@@ -62,6 +81,7 @@ class Follower:
         self._notify = notify
         self._rescan_seconds = rescan_seconds
         self._clock = clock
+        self._max_open = max_open
         self._followed: dict[str, _Followed] = {}
         self._told: set[str] = set()
         """Keys of problems already reported, so that a missing file is not reported at every poll."""
@@ -110,7 +130,7 @@ class Follower:
 
     def _start(self, path: str, *, at_end: bool) -> None:
         try:
-            handle = open(path, "rb", buffering=0)  # held open across polls; closed in _drop
+            handle = open(path, "rb", buffering=0)  # held open while active; closed in _close_idle or _drop
             status = os.fstat(handle.fileno())
         except FileNotFoundError:
             self._tell_once(path, f"{path}: no such file yet; waiting for it")
@@ -122,10 +142,13 @@ class Follower:
             self._tell_once(path, f"{path}: {exc.strerror or exc}; retrying")
             return
         position = handle.seek(0, os.SEEK_END) if at_end else 0
-        self._followed[path] = _Followed(path, handle, (status.st_dev, status.st_ino), position)
+        self._followed[path] = _Followed(path, handle, (status.st_dev, status.st_ino), position, self._clock())
         self._told.discard(path)
+        self._close_idle()
 
     def _read_more(self, followed: _Followed) -> int:
+        if followed.handle is None and not self._reopen(followed):
+            return 0
         count = 0
         while count < MAX_READ_PER_POLL:
             chunk = self._next_chunk(followed)
@@ -135,17 +158,51 @@ class Follower:
                 break
             count += len(chunk)
             self._sink.feed(chunk, followed.path)
+        if count:
+            followed.active_at = self._clock()
         # Only after draining: the lines written to the old file before it was rotated come first.
         if self._replaced(followed):
             self._drop(followed)
             self._start(followed.path, at_end=False)
         return count
 
+    def _reopen(self, followed: _Followed) -> bool:
+        """Open a closed file again when `stat` says it changed; False when there is nothing to read."""
+        try:
+            status = os.stat(followed.path)
+        except OSError:
+            return self._replaced(followed) and self._restart(followed)
+        if (status.st_dev, status.st_ino) != followed.identity:
+            return self._replaced(followed) and self._restart(followed)
+        if status.st_size == followed.position:
+            return False
+        try:
+            handle = open(followed.path, "rb", buffering=0)  # noqa: SIM115 - closed in _close_idle or _drop
+        except OSError:
+            return False  # out of descriptors or briefly unreadable: the next poll tries again
+        handle.seek(followed.position)
+        followed.handle, followed.active_at = handle, self._clock()
+        self._close_idle()
+        return True
+
+    def _restart(self, followed: _Followed) -> bool:
+        self._drop(followed)
+        self._start(followed.path, at_end=False)
+        return False
+
+    def _close_idle(self) -> None:
+        open_ones = [f for f in self._followed.values() if f.handle is not None]
+        for idle in sorted(open_ones, key=lambda f: f.active_at)[: max(0, len(open_ones) - self._max_open)]:
+            idle.handle.close()  # type: ignore[union-attr]
+            idle.handle = None
+
     def _next_chunk(self, followed: _Followed) -> bytes | None:
         """The next bytes (b"" at the end for now), or None when the file cannot be read any more.
 
         Only file errors are caught here: an error from the sink (a closed stdout) is not the file's.
         """
+        if followed.handle is None:  # closed as idle by an earlier file's read
+            return b""
         try:
             if os.fstat(followed.handle.fileno()).st_size < followed.position:
                 # Truncated in place (copytruncate, `: > file`): what is there now is all new.
@@ -172,6 +229,7 @@ class Follower:
 
     def _drop(self, followed: _Followed) -> None:
         del self._followed[followed.path]
-        followed.handle.close()
+        if followed.handle is not None:
+            followed.handle.close()
         self._sink.finish(followed.path)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 from triage.engine.scanner import ScanPart, Scanner
 from triage.sources import is_gzip
@@ -13,6 +14,8 @@ from triage.sources import is_gzip
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
 READ_SIZE = 8 << 20
+SEEK_READ_SIZE = 1 << 20
+"""The split point search reads this much at a time: a 2 GB line must not be read into memory whole."""
 
 _worker_scanner: Scanner | None = None
 """The parent's scanner, inherited by forked workers: the KB and the prefilter come without pickling."""
@@ -40,11 +43,20 @@ def split_points(path: str, jobs: int) -> list[tuple[int, int]]:
     starts = [0]
     with open(path, "rb") as handle:
         for number in range(1, parts):
-            handle.seek(number * size // parts)
-            handle.readline()  # move to the next line start
-            starts.append(max(handle.tell(), starts[-1]))
+            starts.append(max(_next_line_start(handle, number * size // parts, size), starts[-1]))
     ends = starts[1:] + [size]
     return [(start, end) for start, end in zip(starts, ends) if end > start]
+
+
+def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
+    """The first line start after `offset` (`size` when none), reading a bounded block at a time."""
+    handle.seek(offset)
+    while block := handle.read(SEEK_READ_SIZE):
+        newline = block.find(b"\n")
+        if newline >= 0:
+            return offset + newline + 1
+        offset += len(block)
+    return size
 
 
 def _scan_range(path: str, start: int, end: int, source: str) -> ScanPart:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import gzip
 import os
+import stat
 import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 CHUNK_SIZE = 8 << 20
-GZIP_CHUNK_SIZE = 1 << 20
-"""Smaller for gzip: a truncated stream loses the chunk being read, so keep that loss small."""
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class SourceError(Exception):
@@ -22,12 +22,14 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-GZIP_MAGIC = b"\x1f\x8b"
-
-
 def is_gzip(path: str | Path) -> bool:
-    """Whether `path` starts like a gzip stream (False when it cannot be read)."""
+    """Whether the regular file `path` starts like a gzip stream (False when it cannot be read).
+
+    Never opens a pipe or FIFO: peeking at one would consume the bytes a later read needs.
+    """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as handle:
             return handle.read(2) == GZIP_MAGIC
     except OSError:
@@ -35,31 +37,66 @@ def is_gzip(path: str | Path) -> bool:
 
 
 def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
-    """Yield the bytes of `path` ('-' for stdin) chunk by chunk.
+    """Yield the bytes of `path` ('-' for stdin) chunk by chunk, gunzipped when they are gzip.
 
-    Raises SourceError with one clear line for a missing, unreadable or corrupt source; chunks
-    already yielded stay valid, so what was found before the fault can still be reported.
+    The source is opened once and sniffed on that same handle, so pipes, FIFOs and process
+    substitution (`<(zcat x.gz)`) stream like files. Raises SourceError with one clear line for a
+    missing, unreadable or corrupt source; chunks already yielded stay valid, so what was found
+    before the fault can still be reported.
     """
     if path == "-":
-        stream = sys.stdin.buffer
-        while chunk := stream.read(chunk_size):
-            yield chunk
+        yield from _sniffed(sys.stdin.buffer, path, chunk_size)
         return
-    file_path = Path(path)
-    if file_path.is_dir():
+    if os.path.isdir(path):
         raise SourceError(f"{path}: is a directory (give the log files inside it, e.g. {path}/*.log)")
-    if not file_path.exists():
-        raise SourceError(f"{path}: no such file")
-    if not os.access(file_path, os.R_OK):
-        raise SourceError(f"{path}: permission denied")
     try:
-        compressed = is_gzip(file_path)
-        opener = gzip.open if compressed else open
-        size = min(chunk_size, GZIP_CHUNK_SIZE) if compressed else chunk_size
-        with opener(file_path, "rb") as handle:  # type: ignore[operator]
-            while chunk := handle.read(size):
-                yield chunk
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise SourceError(f"{path}: corrupt or truncated gzip ({exc}); scanned what could be read") from None
+        handle = open(path, "rb")  # noqa: SIM115 - closed below; a FIFO blocks here until a writer opens it
+    except FileNotFoundError:
+        raise SourceError(f"{path}: no such file") from None
+    except PermissionError:
+        raise SourceError(f"{path}: permission denied") from None
     except OSError as exc:
         raise SourceError(f"{path}: {exc.strerror or exc}") from None
+    with handle:
+        yield from _sniffed(handle, path, chunk_size)
+
+
+def _sniffed(handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:
+    try:
+        first = handle.read(chunk_size)
+        if first.startswith(GZIP_MAGIC):
+            yield from _gunzip(first, handle, path, chunk_size)
+            return
+        while first:
+            yield first
+            first = handle.read(chunk_size)
+    except OSError as exc:
+        raise SourceError(f"{display_name(path)}: {exc.strerror or exc}") from None
+
+
+def _gunzip(first: bytes, handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:
+    """Decompress as the bytes arrive, so that a truncated stream still yields every line before the cut.
+
+    Output comes at most `chunk_size` at a time, however small the input: a gzip bomb costs time,
+    never memory. Concatenated members (`cat a.gz b.gz`) are read one after the other.
+    """
+    decompressor = zlib.decompressobj(wbits=31)
+    member_open = False
+    data = first
+    while data:
+        try:
+            while data:
+                member_open = True
+                out = decompressor.decompress(data, chunk_size)
+                if out:
+                    yield out
+                data = decompressor.unconsumed_tail
+                if decompressor.eof:  # the next member, if any, starts right after this one
+                    data, decompressor, member_open = decompressor.unused_data, zlib.decompressobj(wbits=31), False
+        except zlib.error as exc:
+            raise SourceError(f"{display_name(path)}: corrupt gzip ({exc}); scanned what could be read") from None
+        data = handle.read(chunk_size)
+    if member_open:
+        if tail := decompressor.flush():
+            yield tail
+        raise SourceError(f"{display_name(path)}: truncated gzip; scanned what could be read")

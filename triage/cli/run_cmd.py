@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from triage.cli.scan_cmd import EXIT_USAGE, add_kb_option, load_cli_kb
+from triage.instrument.job import DEFAULT_GRACE_SECONDS
 
 SOURCE = "<job>"
 
@@ -18,12 +19,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run a job instrumented, triaging its output live",
         description="Run CMD with a sitecustomize on PYTHONPATH that counts init_process_group calls and records "
         "the allocator config into a sidecar JSON, stream the job's merged stdout and stderr through the "
-        "scanner (diagnoses appear as they happen), then print a summary re-ranked by the record.",
+        "scanner (diagnoses appear as they happen), then print a summary re-ranked by the record. The job runs "
+        "in its own process group: Ctrl-C, SIGTERM and SIGHUP sent to triage are forwarded to all of it.",
         epilog="Exits with the job's exit code (2 if it cannot be started). "
         "Example: triage run --json -- torchrun --nproc-per-node 8 train.py",
     )
     parser.add_argument("--json", action="store_true", help="JSON lines: one object per event, with the record's fields")
     parser.add_argument("--record", type=Path, metavar="PATH", help="where the job's record goes (default: a temp file)")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE_SECONDS,
+        metavar="S",
+        help="after forwarding Ctrl-C or SIGTERM to the job, SIGKILL its process group if it is still there "
+        f"S seconds later (default {DEFAULT_GRACE_SECONDS:g})",
+    )
     add_kb_option(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the job to run")
     parser.set_defaults(func=run)
@@ -34,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from triage.engine import Scanner
     from triage.engine.probe_evidence import apply_probe_results
     from triage.events import Event, summary_event
+    from triage.instrument.job import Job
     from triage.instrument.launch import launch
     from triage.instrument.record import clear_record, read_record, record_as_probe_result
     from triage.live import LiveScan, stream_lines
@@ -57,16 +68,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"triage: cannot start {command[0]}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
         live = LiveScan(Scanner(kb), printer)
-        try:
-            stream_lines(child.stdout, live, SOURCE, echo=echo)  # type: ignore[arg-type]
-        except KeyboardInterrupt:
-            pass
-        finally:
-            # Whatever stopped the stream (Ctrl-C, a closed pipe), the job is not left behind.
-            if child.poll() is None:
-                child.terminate()
-            code = child.wait()
-            child.stdout.close()  # type: ignore[union-attr]
+        # Whatever stops the stream (the job's end, a forwarded signal, a closed stdout), leaving
+        # the block stops what is left of the job's group.
+        with Job(child, grace=args.grace) as job:
+            stream_lines(job, live, SOURCE, echo=echo)  # type: ignore[arg-type]
+        code = job.stop()
         record = read_record(record_path)
         result = live.scanner.result()
         if record:

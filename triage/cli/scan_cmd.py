@@ -82,7 +82,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--report", metavar="FILE", help="also write a markdown report ready to paste into an issue (top 3 causes)"
     )
-    parser.add_argument("--redact", action="store_true", help="mask paths, host names and IPs in the --report file")
+    parser.add_argument(
+        "--redact",
+        action="store_true",
+        help="mask secrets, user names, paths, host names and IPs in every output (text, --json, --report)",
+    )
     parser.add_argument("--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)")
     parser.add_argument("--probe-timeout", type=float, default=60.0, metavar="S", help="seconds per probe (default 60)")
     add_kb_option(parser)
@@ -127,20 +131,47 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress:
             progress.close()
-    for error in errors:
-        print(f"triage: {error}", file=sys.stderr)
     result = scanner.result(top=args.top, min_confidence=args.min_confidence)
     if args.probe:
         result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
+    environment: dict[str, str] = {}
+    if args.redact or args.report:
+        from triage.report import collect_environment
+
+        environment = collect_environment()
+    if args.redact:
+        from triage.redact import redact_result
+        from triage.report import redactor_for
+
+        redactor = redactor_for(result, paths, environment)
+        errors = [redactor(error) for error in errors]
+        result = redact_result(result, redactor)
+    for error in errors:
+        print(f"triage: {error}", file=sys.stderr)
     if args.report:
-        from triage.report import build_report, collect_environment
+        from triage.report import build_report
 
         try:
             with open(args.report, "w", encoding="utf-8") as handle:
-                handle.write(build_report(result, sources=paths, environment=collect_environment(), redacted=args.redact))
+                handle.write(build_report(result, sources=paths, environment=environment, redacted=args.redact))
         except OSError as exc:
             print(f"triage: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
-    if args.json:
+    if result.diagnoses:
+        code = EXIT_NOTHING_FOUND if args.exit_zero else EXIT_FOUND
+    else:
+        code = EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
+    try:
+        _print_result(result, as_json=args.json, verbose=args.verbose)
+    except BrokenPipeError:
+        # `triage scan x | head` read what it wanted: the verdict still belongs in the exit code.
+        from triage.cli.main import silence_stdout
+
+        silence_stdout()
+    return code
+
+
+def _print_result(result, *, as_json: bool, verbose: bool) -> None:  # type: ignore[no-untyped-def]
+    if as_json:
         from triage.results import to_json
 
         json.dump(to_json(result), sys.stdout, ensure_ascii=False)
@@ -148,10 +179,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from triage.cli.render import render_scan
 
-        render_scan(result, verbose=args.verbose)
-    if result.diagnoses:
-        return EXIT_NOTHING_FOUND if args.exit_zero else EXIT_FOUND
-    return EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
+        render_scan(result, verbose=verbose)
+    sys.stdout.flush()  # inside the caller's BrokenPipeError guard, not at exit
 
 
 def _probe_and_rerank(result, *, python: str | None, timeout: float):  # type: ignore[no-untyped-def]

@@ -106,13 +106,6 @@ class CompiledSignature:
     def excluded(self, text: str) -> bool:
         return any(pattern.search(text) for pattern in self.excludes)
 
-    def __getstate__(self) -> dict[str, object]:
-        # Compiled patterns stay out of the on-disk cache; they compile again on first use.
-        return {k: v for k, v in self.__dict__.items() if k not in ("regex", "excludes", "extract")}
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
-
 
 @dataclass(frozen=True)
 class CauseCard:

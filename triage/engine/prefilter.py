@@ -77,7 +77,8 @@ class HyperscanPrefilter:
         expressions: list[bytes] = []
         ids: list[int] = []
         flag_list: list[int] = []
-        common = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
+        # MULTILINE: the block holds many lines, and `^`/`$` in a signature mean a line's start and end.
+        common = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY | hyperscan.HS_FLAG_MULTILINE
         caseless = common | hyperscan.HS_FLAG_CASELESS
         patterns = [(kb.signatures[i].regex_source or "", i, caseless) for i in kb.exact]
         patterns += [(p, TRIGGER_OFFSET + n, caseless) for n, p in enumerate(TRIGGER_PATTERNS)]
@@ -135,7 +136,10 @@ class HyperscanPrefilter:
 class _PythonAlternation:
     def __init__(self, patterns: list[str]) -> None:
         self._regex = (
-            re.compile("|".join(f"(?:{_hyperscan_pattern(p).decode()})" for p in patterns).encode(), re.IGNORECASE)
+            re.compile(
+                "|".join(f"(?:{_hyperscan_pattern(p).decode()})" for p in patterns).encode(),
+                re.IGNORECASE | re.MULTILINE,  # the block holds many lines: `^`/`$` are line boundaries
+            )
             if patterns
             else None
         )

@@ -24,8 +24,12 @@ def instrumented_env(record_path: Path, base: Mapping[str, str] | None = None) -
 def launch(
     cmd: list[str], record_path: Path, *, env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.Popen[bytes]:
-    """Start ``cmd`` with stdout and stderr merged into one pipe (bytes) and the recorder active."""
+    """Start ``cmd`` with stdout and stderr merged into one pipe (bytes) and the recorder active.
+
+    The job gets its own session and process group, which triage then answers for as a whole
+    (see `triage.instrument.job`): the terminal's Ctrl-C reaches triage, which forwards it.
+    """
     return subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        env=instrumented_env(record_path, env), cwd=cwd,
+        env=instrumented_env(record_path, env), cwd=cwd, start_new_session=True,
     )

@@ -1,4 +1,10 @@
-"""Load KB entries from YAML safely, with every error naming its file and line."""
+"""Load KB entries from YAML safely, with every error naming its file and line.
+
+A user KB directory is untrusted input: besides the safe loader (no Python tags), a file is refused
+when it is larger than MAX_ENTRY_BYTES or uses YAML aliases (a 1 KB "billion laughs" expands to
+gigabytes), and every regex in it must pass the catastrophic-backtracking check. Together these
+bound the time and memory one load can take by the file's size.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +15,17 @@ from typing import Any, Iterable
 import yaml
 from pydantic import ValidationError
 
-from triage.kb.models import Entry
+from triage.kb.models import Entry, Signature
+from triage.kb.regex_safety import unsafe_reason
 
 try:  # libyaml's parser is several times faster; both are safe loaders.
     _BaseLoader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - pyyaml built without libyaml
     _BaseLoader = yaml.SafeLoader
+
+
+MAX_ENTRY_BYTES = 256 << 10
+"""Far above the largest shipped entry (8 KB); a bigger file is a mistake or an attack."""
 
 
 class KBError(Exception):
@@ -89,6 +100,8 @@ def parse_yaml(text: str, path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         loader = _UniqueKeyLoader(text)
         try:
             node = loader.get_single_node()
+            if node is not None:
+                _refuse_aliases(node, path)
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
@@ -104,6 +117,21 @@ def parse_yaml(text: str, path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     return data, lines
 
 
+def _refuse_aliases(node: yaml.Node, path: Path) -> None:
+    """Raise KBError when a node is reachable twice (an alias): walked once, never expanded."""
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            raise KBError(path, current.start_mark.line + 1, "YAML aliases and anchors are not allowed in KB files")
+        seen.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            stack += [part for pair in current.value for part in pair]
+        elif isinstance(current, yaml.SequenceNode):
+            stack += current.value
+
+
 def _index_lines(node: yaml.Node, loc: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
     out[loc] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
@@ -117,12 +145,23 @@ def _index_lines(node: yaml.Node, loc: tuple[Any, ...], out: dict[tuple[Any, ...
             _index_lines(item, (*loc, index), out)
 
 
-def load_entry(path: Path) -> LoadedEntry:
-    """Read and validate one entry file."""
+def load_entry(path: Path, *, check_regexes: bool = True) -> LoadedEntry:
+    """Read and validate one entry file (with `check_regexes`, refuse one whose regexes can backtrack)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_ENTRY_BYTES + 1)
+        if len(raw) > MAX_ENTRY_BYTES:
+            raise KBError(path, None, f"larger than {MAX_ENTRY_BYTES >> 10} KB; not loaded")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KBError(path, None, f"cannot read: {exc}") from None
+    try:
+        return _parse_entry(text, path, check_regexes=check_regexes)
+    except RecursionError:  # YAML or a regex nested thousands deep: the parsers recurse
+        raise KBError(path, None, "nested too deeply; not loaded") from None
+
+
+def _parse_entry(text: str, path: Path, *, check_regexes: bool) -> LoadedEntry:
     data, lines = parse_yaml(text, path)
     if not isinstance(data, dict):
         raise KBError(path, 1, "an entry must be a YAML mapping")
@@ -135,7 +174,35 @@ def load_entry(path: Path) -> LoadedEntry:
         where = ".".join(str(part) for part in loc) or "entry"
         extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise KBError(path, loaded.line(*loc), f"{where}: {first['msg']}{extra}") from None
-    return LoadedEntry(entry=entry, path=path, line_of=lines)
+    loaded = LoadedEntry(entry=entry, path=path, line_of=lines)
+    if check_regexes:
+        _refuse_unsafe_regexes(loaded)
+    return loaded
+
+
+def signature_locations(entry: Entry) -> list[tuple[tuple[Any, ...], Signature]]:
+    """Every signature of `entry` (its own and its causes' evidence) with its path in the document."""
+    found: list[tuple[tuple[Any, ...], Signature]] = [(("signatures", i), s) for i, s in enumerate(entry.signatures)]
+    for c, cause in enumerate(entry.causes):
+        found += [(("causes", c, "evidence", i), s) for i, s in enumerate(cause.evidence)]
+    return found
+
+
+def regex_locations(signature: Signature) -> list[tuple[tuple[Any, ...], str]]:
+    """Every user regex of one signature (its own, `exclude` and `extract`), by its path in the signature."""
+    found: list[tuple[tuple[Any, ...], str]] = [(("regex",), signature.regex)] if signature.regex else []
+    found += [(("exclude", i), pattern) for i, pattern in enumerate(signature.exclude)]
+    found += [(("extract", name), pattern) for name, pattern in signature.extract.items()]
+    return found
+
+
+def _refuse_unsafe_regexes(loaded: LoadedEntry) -> None:
+    # Checked at every load, not only by `kb validate`: one such pattern can stall a scan on a short line.
+    for loc, signature in signature_locations(loaded.entry):
+        for sub, pattern in regex_locations(signature):
+            reason = unsafe_reason(pattern)
+            if reason:
+                raise KBError(loaded.path, loaded.line(*loc, *sub), f"{pattern!r}: {reason}")
 
 
 def entry_files(directory: Path) -> list[Path]:

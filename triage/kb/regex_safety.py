@@ -4,7 +4,10 @@ Python's `re` backtracks: a quantified group that can match the same text in mor
 (`(a+)+`, `(.*)*`, `(\\w+\\s?)+`, `(a|a)*`) takes exponential time on a line that almost matches, and
 one such signature can stall a scan of a multi-gigabyte log. The check is structural (no
 dependency, no timing): a repeated group is unsafe when it holds another repeat that no required
-delimiter separates, or alternatives that can start the same way.
+delimiter separates, alternatives that can start the same way, or an optional tail that can also
+start the next repetition (`(a|aa)+`, which the parser factors into `(a(?:|a))+`); and a sequence
+is unsafe when MAX_ADJACENT_REPEATS or more unbounded repeats follow each other with nothing they
+could not all consume between them (`a*a*a*a*!` is polynomial of that degree).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ _ALPHABET = tuple(chr(code) for code in range(32, 127)) + ("\t", "é", "中")
 """Sample characters: two one-character nodes overlap when some sample matches both."""
 
 Items = list[tuple[Any, Any]]
+MAX_ADJACENT_REPEATS = 3
+"""`.*x.*y` is common and cheap on log lines; each further overlapping repeat multiplies the work by the line length."""
 
 
 def unsafe_reason(pattern: str) -> str | None:
@@ -33,6 +38,9 @@ def unsafe_reason(pattern: str) -> str | None:
 
 
 def _check(items: Items, state: Any) -> str | None:
+    reason = _adjacent_repeats_reason(items, state)
+    if reason:
+        return reason
     for op, av in items:
         if op in _REPEATS and av[1] > 1:
             reason = _repeated_body_reason(_unwrap(list(av[2])), state)
@@ -54,6 +62,36 @@ def _repeated_body_reason(body: Items, state: Any) -> str | None:
             return "nested quantifier: a repeated group contains another repeat with no delimiter between them"
     if _has_overlapping_branch(body, state):
         return "a repeated group has alternatives that can match the same text"
+    if _optional_tail_overlaps(body, state):
+        return "a repeated group ends with an optional part that can also start the next repetition"
+    return None
+
+
+def _optional_tail_overlaps(body: Items, state: Any) -> bool:
+    # Walk back over the optional elements at the end: text they match could instead begin the next
+    # pass, so every such character doubles the ways to split a line.
+    starts = _first(body, state)
+    for op, av in reversed(body):
+        if not _nullable([(op, av)]):
+            return False
+        if not _first([(op, av)], state).isdisjoint(starts):
+            return True
+    return False
+
+
+def _adjacent_repeats_reason(items: Items, state: Any) -> str | None:
+    chain, reach = 0, set[str]()
+    for op, av in items:
+        if op in _REPEATS and av[1] == C.MAXREPEAT:
+            chars = _consumable(list(av[2]), state)
+            chain, reach = (chain + 1, reach & chars) if chain and not reach.isdisjoint(chars) else (1, chars)
+            if chain >= MAX_ADJACENT_REPEATS:
+                return f"{chain} adjacent repeats can split the same text in many ways (polynomial backtracking)"
+        elif op in _CHAR_OPS:
+            if _chars(op, av, state).isdisjoint(reach):
+                chain = 0  # a required character none of the repeats can consume separates them
+        elif op is not C.AT:
+            chain = 0
     return None
 
 

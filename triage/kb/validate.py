@@ -15,8 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from triage.kb.loader import KBError, KnowledgeBase, LoadedEntry, entry_files, load_entry, load_kb
-from triage.kb.models import CATEGORIES, Entry, Signature
+from triage.kb.loader import (
+    KBError, KnowledgeBase, LoadedEntry, entry_files, load_entry, load_kb, regex_locations, signature_locations,
+)
+from triage.kb.models import CATEGORIES, Entry
 from triage.kb.paths import shipped_kb_dir
 from triage.kb.regex_safety import unsafe_reason
 from triage.kb.samples import Baselines
@@ -188,11 +190,8 @@ class RegexSafetyValidator(Validator):
     description = "every regex compiles and cannot backtrack catastrophically (no nested or overlapping quantifiers)"
 
     def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
-        for loc, signature in _signatures(target.entry):
-            patterns: list[tuple[tuple[Any, ...], str]] = [(("regex",), signature.regex)] if signature.regex else []
-            patterns += [(("exclude", i), pattern) for i, pattern in enumerate(signature.exclude)]
-            patterns += [(("extract", name), pattern) for name, pattern in signature.extract.items()]
-            for sub, pattern in patterns:
+        for loc, signature in signature_locations(target.entry):
+            for sub, pattern in regex_locations(signature):
                 reason = unsafe_reason(pattern)
                 if reason:
                     yield self.finding(target, f"{pattern!r}: {reason}", *loc, *sub)
@@ -383,7 +382,8 @@ def collect_targets(paths: list[Path]) -> tuple[list[Target], list[Finding]]:
             raise KBError(path, None, "no such entry file or KB directory")
         for file in files:
             try:
-                targets.append(Target(load_entry(file), root))
+                # Unsafe regexes are this tool's regex_safety findings, every one of them, not a load error.
+                targets.append(Target(load_entry(file, check_regexes=False), root))
             except KBError as exc:
                 failures.append(Finding(SchemaValidator.name, "error", exc.path, exc.line, exc.message))
     return targets, failures
@@ -422,14 +422,6 @@ def _apply_exclusions(findings: list[Finding], targets: list[Target]) -> tuple[l
     }
     kept = [finding for finding in findings if (finding.path, finding.validator) not in skipped]
     return kept, len(findings) - len(kept)
-
-
-def _signatures(entry: Entry) -> Iterator[tuple[tuple[Any, ...], Signature]]:
-    for index, signature in enumerate(entry.signatures):
-        yield ("signatures", index), signature
-    for cause_index, cause in enumerate(entry.causes):
-        for index, signature in enumerate(cause.evidence):
-            yield ("causes", cause_index, "evidence", index), signature
 
 
 def _strings(value: Any, loc: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:

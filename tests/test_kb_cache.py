@@ -1,0 +1,68 @@
+"""The compiled-KB cache is data: planted files cannot run code, KB sets live side by side, LRU bounded."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+from kb_helpers import entry_data, write_entry
+from triage.engine import kb_cache, load_engine_kb
+
+
+class _Planted:
+    """Unpickling this runs `touch MARK`: what an attacker with write access to the cache would plant."""
+
+    def __init__(self, mark: Path) -> None:
+        self.mark = mark
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (os.system, (f"touch {self.mark}",))
+
+
+def test_planted_pickle_and_garbage_never_run(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    mark = tmp_path / "pwned"
+    evil = pickle.dumps(_Planted(mark))
+    user = tmp_path / "kb"
+    write_entry(user, entry_data("planted"))
+    key = kb_cache.fingerprint([user]) + "-strict"
+    for name in (f"kb-{key}.pickle", f"kb-{key}.json", "kb-0.pickle"):
+        (cache / name).write_bytes(evil)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), kb_cache.CACHE_DIR_ENV: str(cache)}
+    code = (
+        f"from triage.engine import load_engine_kb; kb, e = load_engine_kb([{str(user)!r}], strict=True, "
+        "include_shipped=False); print(len(kb.entries))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and int(done.stdout) == 1, done.stderr
+    assert not mark.exists()
+    assert not list(cache.glob("*.pickle"))  # the former format is cleared out
+
+
+def test_kb_sets_are_cached_side_by_side_and_evicted_least_recently_used(tmp_path, monkeypatch):
+    monkeypatch.setenv(kb_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(kb_cache, "MAX_FILES", 2)
+    kbs = []
+    for name in ("a", "b", "c"):
+        write_entry(tmp_path / name, entry_data(f"entry-{name}"))
+        kbs.append([str(tmp_path / name)])
+    first, _ = load_engine_kb(kbs[0], include_shipped=False)
+    load_engine_kb(kbs[1], include_shipped=False)
+    assert len(list((tmp_path / "cache").glob("kb-*.json"))) == 2
+    again, _ = load_engine_kb(kbs[0], include_shipped=False)  # a hit: "a" becomes the most recent
+    assert again == first and again.prefilter_state == first.prefilter_state
+    os.utime(kb_cache._path(kb_cache.fingerprint([Path(kbs[1][0])])), (1, 1))
+    load_engine_kb(kbs[2], include_shipped=False)
+    kept = {path.name for path in (tmp_path / "cache").glob("kb-*.json")}
+    assert kept == {kb_cache._path(kb_cache.fingerprint([Path(kb[0])])).name for kb in (kbs[0], kbs[2])}
+
+
+def test_cache_round_trip_keeps_every_field(engine_kb):
+    restored, errors = kb_cache._from_data(kb_cache._to_data((engine_kb, ["x.yaml:1: bad"])))
+    assert restored == engine_kb and errors == ["x.yaml:1: bad"]
+    assert restored.prefilter_state == engine_kb.prefilter_state
