@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from triage.engine.error_lines import SALIENCE, error_kind, message_of  # noqa: E402
 from triage.evaluate import load_cases  # noqa: E402
-from triage.kb.loader import NEIGHBOURS_FILE  # noqa: E402
+from triage.kb.paths import NEIGHBOURS_FILE  # noqa: E402
 
 PER_CASE = 10
 HEADER = "# category\tlabel\tline: written by scripts/build_neighbours.py from logs_samples/real (train split only)\n"

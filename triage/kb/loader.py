@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from triage.kb.models import Entry, Signature
+from triage.kb.paths import NEIGHBOURS_FILE
 from triage.kb.regex_safety import unsafe_reason
 
 try:  # libyaml's parser is several times faster; both are safe loaders.
@@ -73,11 +74,6 @@ class LoadedEntry:
             if loc[:end] in self.line_of:
                 return self.line_of[loc[:end]]
         return 1
-
-
-NEIGHBOURS_FILE = "neighbours.tsv"
-"""Labelled error lines of real failures (category, label, line), beside the entries of a KB dir:
-the safety net's neighbours besides the entries' own examples. Written by `triage kb neighbours`."""
 
 
 @dataclass

@@ -6,6 +6,9 @@ import os
 from pathlib import Path
 
 ENV_VAR = "TRIAGE_KB_PATH"
+NEIGHBOURS_FILE = "neighbours.tsv"
+"""Labelled error lines of real failures (category, label, line), beside the entries of a KB dir:
+the safety net's neighbours besides the entries' own examples. Written by scripts/build_neighbours.py."""
 
 
 def package_data_dir(installed: str, checkout: str) -> Path:
