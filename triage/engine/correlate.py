@@ -101,6 +101,8 @@ def _earlier(a: _Onset, b: _Onset, *, by_time: bool) -> bool:
 
 def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis], int | None]:
     candidates = [(d, onset) for d, onset in pairs if d.severity in FAILURE_SEVERITIES and not d.generic]
+    # A family rule knows the class of a failure, a specific entry the failure: the root is the latter.
+    candidates = [(d, onset) for d, onset in candidates if not d.family] or candidates
     if not candidates:
         return [d for d, _ in pairs], None
     # Times order the candidates only when all of them have one: a mix would compare times for some
