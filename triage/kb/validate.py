@@ -258,16 +258,22 @@ class DraftValidator(Validator):
 
 class OverlapValidator(Validator):
     name = "overlap"
-    description = "report other specific entries that also fire on this entry's match examples"
+    description = (
+        "report other specific entries that also fire on this entry's match examples (family rules "
+        "overlap by design: they stand under the specific entries of their family)"
+    )
     severity = "warning"
 
     def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
-        if not ctx.active(target):
+        if not ctx.active(target) or target.entry.family:
             return
+        related = set(target.entry.related)
         others: dict[str, list[int]] = defaultdict(list)
         for index, text in enumerate(target.entry.examples.match):
             for diagnosis in ctx.scan(text).diagnoses:
-                if diagnosis.id != target.entry.id and not diagnosis.generic:
+                if diagnosis.id in related or diagnosis.id == target.entry.id:
+                    continue
+                if not (diagnosis.generic or diagnosis.family or diagnosis.guess):
                     others[diagnosis.id].append(index)
         for other, indices in sorted(others.items()):
             where = ", ".join(f"match[{i}]" for i in indices)
