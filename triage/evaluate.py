@@ -18,6 +18,7 @@ from typing import Any, Iterable
 import yaml
 
 from triage.engine.compiled import CompiledKB
+from triage.engine.nearest import FRAMES_SUFFIX
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
 from triage.kb.validate import HONEYPOT_MAX_CONFIDENCE
@@ -285,8 +286,8 @@ def evaluate(kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = 
     for number, case in enumerate(cases):
         # A corpus case never counts as its own neighbour: the safety net is judged leave-one-out.
         own = f"case:{case.id}"
-        case_kb = kb if not any(n[2] == own for n in kb.neighbours) else dataclasses.replace(
-            kb, neighbours=tuple(n for n in kb.neighbours if n[2] != own)
+        case_kb = kb if not any(_is_own(n[2], own) for n in kb.neighbours) else dataclasses.replace(
+            kb, neighbours=tuple(n for n in kb.neighbours if not _is_own(n[2], own))
         )
         scanner = Scanner(case_kb, prefilter=prefilter)
         if bury_in and not case.healthy:
@@ -305,6 +306,10 @@ def evaluate(kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = 
             )
         )
     return report
+
+
+def _is_own(label: str, own: str) -> bool:
+    return label.removesuffix(FRAMES_SUFFIX) == own
 
 
 def _scan_as_one(scanner: Scanner, paths: list[Path], name: str) -> list[str]:

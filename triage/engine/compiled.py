@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from typing import Any
 
+from triage.engine.codes import CodeRow, CodeTable
 from triage.engine.error_lines import error_kind, message_of
 from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex, informative
 from triage.engine.normalize import template
@@ -176,6 +177,12 @@ class CompiledKB:
     """Serialized prefilter databases by backend, so a cached KB skips compiling them."""
     neighbours: tuple[Neighbour, ...] = ()
     """Labelled error lines for the safety net's nearest-neighbour guess."""
+    codes: tuple[CodeRow, ...] = ()
+    """Error codes and the category each points at (see `triage.engine.codes`)."""
+
+    @cached_property
+    def code_table(self) -> CodeTable:
+        return CodeTable(self.codes)
 
     @cached_property
     def neighbour_index(self) -> NeighbourIndex:
@@ -228,6 +235,7 @@ def compile_kb(kb: "KnowledgeBase") -> CompiledKB:
         exact=tuple(s.index for s in signatures if s.kind != "fuzzy"),
         fuzzy=tuple(s.index for s in signatures if s.kind == "fuzzy"),
         neighbours=_neighbours(models, kb.neighbours),
+        codes=tuple(sorted(kb.codes, key=lambda row: "*" in row[0])),
     )
 
 

@@ -10,8 +10,10 @@ import re
 
 # Kinds of error line, most telling first: a traceback's exception names the failure, a code
 # pins it, a fatal signal says how the process died, a log level only says something went wrong.
-EXCEPTION, CODE, SIGNAL, LEVEL, TRACEBACK, EXIT = "exception", "code", "signal", "level", "traceback", "exit"
-SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, TRACEBACK: 0.5, EXIT: 0.4}
+EXCEPTION, CODE, SIGNAL, LEVEL, TRACEBACK, EXIT, SYMPTOM = (
+    "exception", "code", "signal", "level", "traceback", "exit", "symptom"
+)
+SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, TRACEBACK: 0.5, EXIT: 0.4, SYMPTOM: 0.3}
 """A traceback whose exception line was cut off (pastes often end mid-traceback) still says that
 the job raised; its frames tell where."""
 
@@ -34,6 +36,13 @@ _LEVEL = re.compile(
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
 )
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
+_SYMPTOM = re.compile(
+    r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet )?supported|unsupported|not implemented|"
+    r"segmentation|core dump|\bkilled\b|undefined symbol|cannot open|no such file|mismatch|timed out|\bhang(?:s|ing)?\b|"
+    r"\bstuck\b|deadlock|illegal|no kernel|does not (?:has|have) any binary)"
+)
+"""Words of a failure on a line that no log level or exception marks: the weakest sign, kept for
+logs that hold nothing stronger (NaN metrics, a bare `Killed`, a 'not supported' notice)."""
 _EXIT = re.compile(
     r"(?i:exit(?:ed)?\s*(?:with\s*)?(?:code|status)\s*[:=]?\s*-?[1-9]\d*|exitcode\s*:\s*-?[1-9]\d*"
     r"|returned non-zero exit status|non-zero exit code)"
@@ -41,7 +50,8 @@ _EXIT = re.compile(
 _NOT_AN_ERROR = re.compile(
     r"(?i:\b(?:no|0|zero)\s+errors?\b|\berrors?\s*[=:]\s*0\b|error[_ ]?(?:rate|count)\b|"
     r"\bif (?:an? )?error|ignore[sd]? (?:the )?errors?|warnings?\s*:|UserWarning|FutureWarning|"
-    r"DeprecationWarning|^\s*File \")"
+    r"DeprecationWarning|^\s*File \"|"
+    r"\b(?:nan|inf|errors?|fail\w*|overflow\w*|skipped|timeouts?)\b[\w ]{0,24}[:=]\s*0(?:\.0+)?(?![.\d]))"
 )
 
 # Launcher and logger prefixes that come before the message: timestamps, ranks, worker names.
@@ -96,6 +106,8 @@ def _kind_of_message(text: str) -> str | None:
         return LEVEL
     if _TRACEBACK.search(text):
         return TRACEBACK
+    if _SYMPTOM.search(text):
+        return SYMPTOM
     return None
 
 

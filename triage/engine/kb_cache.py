@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from triage import __version__
-from triage.engine import compiled, error_lines, nearest, normalize, prefilter
+from triage.engine import codes, compiled, error_lines, nearest, normalize, prefilter
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard
-from triage.kb.paths import NEIGHBOURS_FILE
+from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 
 CACHE_DIR_ENV = "TRIAGE_CACHE_DIR"
 NO_CACHE_ENV = "TRIAGE_NO_CACHE"
@@ -47,14 +47,14 @@ def fingerprint(dirs: list[Path]) -> str:
     digest = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
     # What the cached data means (prefilter flags, signature fields) lives in these modules: a
     # development checkout that edits them must not reuse an old cache.
-    for module in (compiled, prefilter, error_lines, nearest, normalize):
+    for module in (codes, compiled, prefilter, error_lines, nearest, normalize):
         stat = os.stat(module.__file__ or "")
         digest.update(f"{module.__name__}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     for directory in dirs:
         digest.update(b"\0dir\0" + str(directory.resolve()).encode())
         if not directory.is_dir():
             continue
-        for path in sorted([*directory.rglob("*.yaml"), *directory.rglob(NEIGHBOURS_FILE)]):
+        for path in sorted([*directory.rglob("*.yaml"), *directory.rglob(NEIGHBOURS_FILE), *directory.rglob(CODES_FILE)]):
             try:
                 content = path.read_bytes()
             except OSError:
@@ -127,6 +127,7 @@ def _to_data(payload: Payload) -> dict[str, Any]:
         "exact": list(kb.exact),
         "fuzzy": list(kb.fuzzy),
         "neighbours": [list(row) for row in kb.neighbours],
+        "codes": [list(row) for row in kb.codes],
         "prefilter_state": {
             name: [base64.b64encode(blob).decode("ascii"), unsupported]  # type: ignore[misc]
             for name, (blob, unsupported) in kb.prefilter_state.items()  # type: ignore[misc]
@@ -173,5 +174,6 @@ def _from_data(data: dict[str, Any]) -> Payload:
         tuple(data["fuzzy"]),
         prefilter_state=state,
         neighbours=tuple((row[0], row[1], row[2]) for row in data["neighbours"]),
+        codes=tuple((row[0], row[1], row[2]) for row in data["codes"]),
     )
     return kb, [str(error) for error in data["errors"]]

@@ -1,22 +1,30 @@
-"""Nearest known failures: which category an unknown error line most resembles.
+"""Nearest known failures: which category an unknown error most resembles.
 
-Every example line of the KB and every error line of the real corpus's train split is a labelled
-neighbour. An unclaimed error is compared with all of them (rapidfuzz over masked templates) and
-the categories of its closest neighbours vote. This is a guess, and is reported as one.
+Every example line of the KB and every error line (and traceback frame) of the real corpus's train
+split is labelled with its category. An unclaimed error is judged two ways: by the words it shares
+with each category's known failures (naive Bayes over documents: a KB entry's examples, or one
+corpus log), and by its closest single lines (rapidfuzz over masked templates), which also name
+the entries it resembles. Measured leave-one-out on the train split, the word model alone names
+the category more often than the closest lines alone, and the two together best. A guess, and
+reported as one.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 
 from rapidfuzz import fuzz, process
 
 from triage.engine.normalize import template
 
 Neighbour = tuple[str, str, str]
-"""(template, category, label): the label is `entry:<id>` or `case:<corpus case id>`."""
+"""(template, category, label): the label is `entry:<id>` or `case:<corpus case id>`, with
+FRAMES_SUFFIX for a corpus log's traceback frames (words for the word model, no line of their own)."""
+FRAMES_SUFFIX = "#frames"
 
 WRAPPER = "wrapper"
 """The category of a wrapper's example lines (EZ9999, ERR00100): a line closest to one of them is a
@@ -24,6 +32,18 @@ wrapper too, and casts no vote."""
 K = 7
 MIN_SCORE = 55.0
 """Below this a neighbour is no evidence at all (shared boiler-plate words score about 40-50)."""
+WORDS_WEIGHT = 0.5
+LINES_WEIGHT = 0.5
+SMOOTHING = 0.5
+_TOKEN = re.compile(r"[a-z][a-z0-9_]{2,}")
+_STOP = frozenset(
+    "the and for with from this that not are was were has have had you your can could should would will "
+    "line file none true false self return".split()
+)
+
+
+def tokens(text: str) -> set[str]:
+    return {t for t in _TOKEN.findall(text.lower()) if t not in _STOP}
 
 
 @dataclass(frozen=True)
@@ -56,18 +76,53 @@ def _scorer(query: str, choice: str, **kwargs: object) -> float:
 
 class NeighbourIndex:
     def __init__(self, neighbours: tuple[Neighbour, ...]) -> None:
-        self._neighbours = neighbours
-        self._templates = [n[0] for n in neighbours]
+        self._neighbours = tuple(n for n in neighbours if not n[2].endswith(FRAMES_SUFFIX))
+        self._templates = [n[0] for n in self._neighbours]
+        self._documents = neighbours
 
     def __len__(self) -> int:
         return len(self._neighbours)
 
-    def guess(self, messages: list[tuple[str, float]], words: dict[str, float] | None = None) -> Guess | None:
-        """Vote over the neighbours of each (message, weight), plus `words` votes (see `hints`);
-        None when nothing is close enough and no word points anywhere."""
+    @cached_property
+    def _word_model(self) -> tuple[dict[str, Counter[str]], dict[str, int], int]:
+        """Per category: in how many documents each word appears, and the total; the vocabulary size."""
+        documents: dict[str, tuple[str, set[str]]] = {}
+        for masked, category, label in self._documents:
+            if category == WRAPPER:
+                continue
+            key = label.removesuffix(FRAMES_SUFFIX)
+            documents.setdefault(key, (category, set()))[1].update(tokens(masked))
+        counts: dict[str, Counter[str]] = defaultdict(Counter)
+        for category, words in documents.values():
+            counts[category].update(words)
+        vocabulary = len(set().union(*counts.values())) if counts else 0
+        return dict(counts), {c: sum(n.values()) for c, n in counts.items()}, vocabulary
+
+    def _word_votes(self, words: set[str]) -> dict[str, float]:
+        """Posterior of each category given the words (naive Bayes, uniform prior)."""
+        counts, totals, vocabulary = self._word_model
+        known = {w for w in words if any(w in c for c in counts.values())}
+        if not known:
+            return {}
+        logs = {
+            category: sum(math.log((seen[w] + SMOOTHING) / (totals[category] + SMOOTHING * vocabulary)) for w in known)
+            for category, seen in counts.items()
+        }
+        top = max(logs.values())
+        weights = {category: math.exp(value - top) for category, value in logs.items()}
+        total = sum(weights.values())
+        return {category: weight / total for category, weight in weights.items()}
+
+    def guess(
+        self, messages: list[tuple[str, float]], words: dict[str, float] | None = None, frames: str = ""
+    ) -> Guess | None:
+        """Vote over the categories for these (message, weight): the word model, the closest lines,
+        and `words` votes (see `hints`); None when nothing points anywhere."""
         votes: dict[str, float] = defaultdict(float, words or {})
         similarity: dict[str, list[float]] = defaultdict(list)
         entries: dict[str, float] = {}
+        lines: dict[str, float] = defaultdict(float)
+        vocabulary: set[str] = tokens(frames)
         for message, weight in messages:
             query = template(message)
             if not informative(query):
@@ -75,15 +130,21 @@ class NeighbourIndex:
             found = process.extract(query, self._templates, scorer=_scorer, limit=K, score_cutoff=MIN_SCORE)
             if found and self._neighbours[found[0][2]][1] == WRAPPER:
                 continue
+            vocabulary |= tokens(query)
             for _, score, position in found:
                 _, category, label = self._neighbours[position]
                 if category == WRAPPER:
                     continue
-                votes[category] += weight * ((score - MIN_SCORE) / (100.0 - MIN_SCORE)) ** 2
+                lines[category] += weight * ((score - MIN_SCORE) / (100.0 - MIN_SCORE)) ** 2
                 similarity[category].append(score)
                 if label.startswith("entry:"):
                     entry = label[len("entry:") :]
                     entries[entry] = max(entries.get(entry, 0.0), score)
+        total_lines = sum(lines.values())
+        for category, vote in lines.items():
+            votes[category] += LINES_WEIGHT * vote / total_lines
+        for category, vote in self._word_votes(vocabulary).items():
+            votes[category] += WORDS_WEIGHT * vote
         votes = {category: vote for category, vote in votes.items() if vote > 0}
         if not votes:
             return None

@@ -12,7 +12,7 @@ PER_KIND = 16
 """Distinct lines kept per kind of error: the first ones, since the first failure explains the rest."""
 MAX_FRAMES = 48
 TAIL_LINES = 6
-_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
+FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
 
 
 @dataclass
@@ -41,7 +41,7 @@ class UnclaimedErrors:
     def note_frame(self, text: str) -> None:
         if len(self.frames) >= MAX_FRAMES:
             return
-        found = _FRAME.search(text)
+        found = FRAME.search(text)
         if found:
             self.frames.append(f"{found.group(1).rsplit('/', 1)[-1]} {found.group(2)}")
 

@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from triage.kb.models import Entry, Signature
-from triage.kb.paths import NEIGHBOURS_FILE
+from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 from triage.kb.regex_safety import unsafe_reason
 
 try:  # libyaml's parser is several times faster; both are safe loaders.
@@ -82,6 +82,8 @@ class KnowledgeBase:
     sources: dict[str, LoadedEntry]
     neighbours: list[tuple[str, str, str]] = field(default_factory=list)
     """(category, label, line) rows from each dir's neighbours file."""
+    codes: list[tuple[str, str, str]] = field(default_factory=list)
+    """(code, category, meaning) rows from each dir's codes file, later dirs first (they override)."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -215,6 +217,7 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
     sources: dict[str, LoadedEntry] = {}
     errors: list[KBError] = []
     neighbours: list[tuple[str, str, str]] = []
+    codes: list[tuple[str, str, str]] = []
     for directory in dirs:
         if not directory.is_dir():
             missing = KBError(directory, None, "KB directory does not exist")
@@ -239,12 +242,13 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
             seen_here[entry.id] = path
             entries[entry.id] = entry
             sources[entry.id] = loaded
-        neighbours += read_neighbours(directory / NEIGHBOURS_FILE)
-    return KnowledgeBase(entries=entries, sources=sources, neighbours=neighbours), errors
+        neighbours += read_table(directory / NEIGHBOURS_FILE)
+        codes = read_table(directory / CODES_FILE) + codes
+    return KnowledgeBase(entries=entries, sources=sources, neighbours=neighbours, codes=codes), errors
 
 
-def read_neighbours(path: Path) -> list[tuple[str, str, str]]:
-    """Rows of a neighbours file; a missing file is none, a malformed row is skipped."""
+def read_table(path: Path) -> list[tuple[str, str, str]]:
+    """Rows of a three-column tab-separated KB table; a missing file is none, a malformed row is skipped."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 ENV_VAR = "TRIAGE_KB_PATH"
+CODES_FILE = "codes.tsv"
+"""Error codes and the category each points at (code, category, meaning), beside the entries."""
 NEIGHBOURS_FILE = "neighbours.tsv"
 """Labelled error lines of real failures (category, label, line), beside the entries of a KB dir:
 the safety net's neighbours besides the entries' own examples. Written by scripts/build_neighbours.py."""
