@@ -85,3 +85,13 @@ def test_no_fix_for_a_stack_the_log_shows_is_not_running(engine_kb, cases):
                     if shown and re.search(pattern, text) and not shown & stacks:
                         wrong.append(f"{case.id}: {diagnosis.id}: {fix.title} (shows {sorted(shown)})")
     assert not wrong, "\n".join(wrong[:20])
+
+
+def test_neighbours_file_is_current():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_neighbours.py"), "--check"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
