@@ -74,6 +74,18 @@ _PREFIX = re.compile(
 )
 
 
+_KINDS = (
+    (EXCEPTION, _EXCEPTION),
+    (CODE, _CODE),
+    (SIGNAL, _SIGNAL),
+    (EXIT, _EXIT),
+    (LEVEL, _LEVEL),
+    (TRACEBACK, _TRACEBACK),
+    (SYMPTOM, _SYMPTOM),
+)
+"""In the order a line is judged: the first kind that matches is the line's."""
+
+
 def error_kind(text: str) -> str | None:
     """The most telling kind of error this line reports, or None for a line that reports none.
 
@@ -94,21 +106,7 @@ def error_kind(text: str) -> str | None:
 def _kind_of_message(text: str) -> str | None:
     if _NOT_AN_ERROR.search(text):
         return None
-    if _EXCEPTION.search(text):
-        return EXCEPTION
-    if _CODE.search(text):
-        return CODE
-    if _SIGNAL.search(text):
-        return SIGNAL
-    if _EXIT.search(text):
-        return EXIT
-    if _LEVEL.search(text):
-        return LEVEL
-    if _TRACEBACK.search(text):
-        return TRACEBACK
-    if _SYMPTOM.search(text):
-        return SYMPTOM
-    return None
+    return next((kind for kind, pattern in _KINDS if pattern.search(text)), None)
 
 
 def message_of(text: str) -> str:
