@@ -85,21 +85,15 @@ class HyperscanPrefilter:
         offset = TRIGGER_OFFSET + len(TRIGGER_PATTERNS)
         patterns += [(p, offset + n, common) for n, p in enumerate(CASE_SENSITIVE_TRIGGERS)]
         patterns += [(p, CONTEXT_OFFSET + n, caseless) for n, p in enumerate(CONTEXT_TRIGGERS)]
-        unsupported: list[str] = []
-        for pattern, ident, flags in patterns:
-            expression = _hyperscan_pattern(pattern)
-            try:  # compile alone first so that one unsupported pattern cannot sink the database
-                hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(
-                    expressions=[expression], ids=[0], elements=1, flags=[flags]
-                )
-            except hyperscan.error:
-                unsupported.append(pattern if flags & hyperscan.HS_FLAG_CASELESS else f"(?-i:{pattern})")
-                continue
-            expressions.append(expression)
-            ids.append(ident)
-            flag_list.append(flags)
-        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flag_list)
+        compiled = [(_hyperscan_pattern(pattern), ident, flags) for pattern, ident, flags in patterns]
+        refused = set(_refused(hyperscan, compiled))
+        unsupported = [
+            pattern if flags & hyperscan.HS_FLAG_CASELESS else f"(?-i:{pattern})"
+            for (pattern, _, flags), (_, ident, _) in zip(patterns, compiled)
+            if ident in refused
+        ]
+        kept = [item for item in compiled if item[1] not in refused]
+        database = _database(hyperscan, kept)
         return hyperscan.dumpb(database), unsupported
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
@@ -131,6 +125,32 @@ class HyperscanPrefilter:
         for candidate in extra:
             merged[candidate[0]] = candidate
         return [merged[line_start] for line_start in sorted(merged)]
+
+
+Compilable = tuple[bytes, int, int]
+"""(expression, id, flags) for hyperscan."""
+
+
+def _database(hyperscan: Any, items: list[Compilable]) -> Any:
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(
+        expressions=[item[0] for item in items], ids=[item[1] for item in items], elements=len(items),
+        flags=[item[2] for item in items],
+    )
+    return database
+
+
+def _refused(hyperscan: Any, items: list[Compilable]) -> list[int]:
+    """Ids of the expressions hyperscan cannot compile, found by halving: one database compile when
+    all are fine (the usual case), a few more per refused pattern, instead of one per pattern."""
+    try:
+        _database(hyperscan, items)
+        return []
+    except hyperscan.error:
+        if len(items) == 1:
+            return [items[0][1]]
+    middle = len(items) // 2
+    return _refused(hyperscan, items[:middle]) + _refused(hyperscan, items[middle:])
 
 
 class _PythonAlternation:
