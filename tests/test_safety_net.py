@@ -92,5 +92,6 @@ def test_neighbours_vote_and_wrapper_lines_abstain():
     guess = index.guess([("ImportError: libfoo.so: cannot open shared object file", 1.0)])
     assert guess is not None and guess.category == "env_version"
     assert index.guess([("ERR00100 PTA call acl api failed", 1.0)]) is None
-    worded = index.guess([("something odd", 1.0)], {"hccl_timeout": 0.2})
+    worded = index.guess([("something odd", 1.0)], {"hccl_timeout": 0.2, "npu_oom": 0.15})
     assert worded is not None and worded.category == "hccl_timeout" and worded.score == 0.0
+    assert worded.runner_up == ("npu_oom", pytest.approx(0.15 / 0.35, abs=0.001))

@@ -55,6 +55,8 @@ class Guess:
     """The category's share of the vote (0-1)."""
     entries: tuple[tuple[str, float], ...]
     """KB entries among the closest neighbours, best first: (entry id, similarity)."""
+    runner_up: tuple[str, float] | None = None
+    """The next category and its share of the vote."""
 
 
 _PLACEHOLDER = re.compile(r"<[a-z]+>|[^\w\s]")
@@ -148,11 +150,13 @@ class NeighbourIndex:
         votes = {category: vote for category, vote in votes.items() if vote > 0}
         if not votes:
             return None
-        category = max(votes, key=lambda c: votes[c])
+        ranked = sorted(votes, key=lambda c: -votes[c])
+        category, total = ranked[0], sum(votes.values())
         scores = similarity.get(category, [])
         return Guess(
             category=category,
             score=round(sum(scores) / len(scores), 1) if scores else 0.0,
-            share=round(votes[category] / sum(votes.values()), 3),
+            share=round(votes[category] / total, 3),
             entries=tuple(sorted(entries.items(), key=lambda item: -item[1])[:3]),
+            runner_up=(ranked[1], round(votes[ranked[1]] / total, 3)) if len(ranked) > 1 else None,
         )

@@ -148,6 +148,29 @@ def sort_key(diagnosis: Diagnosis) -> tuple[float, int, int]:
     return (-diagnosis.score, SEVERITY_ORDER.get(diagnosis.severity, 9), diagnosis.first_seen)
 
 
+def _guesses(
+    kb: CompiledKB, unclaimed: UnclaimedErrors, context: JobContext, diagnoses: list[Diagnosis], *, families: list[Diagnosis]
+) -> list[Diagnosis]:
+    """The safety net's guesses, placed in the ranking.
+
+    With no failure found, an error no entry claims outranks warnings and wrappers: the job died
+    of something no rule names, and a wrapper's category is a guess too. Beside a family rule, a
+    guess of another family is an alternative and ranks below it.
+    """
+    guesses = diagnose_unclaimed(kb, unclaimed, context, need_neighbours=bool(diagnoses))
+    if families:
+        shown = {d.category for d in families}
+        floor = min(d.score for d in families)
+        guesses = [g for g in guesses if g.category not in shown]
+        for number, guess in enumerate(guesses, 1):
+            guess.score = round(min(guess.score, floor - 0.01 * number), 3)
+        return guesses
+    top = max([d.score + 0.01 for d in diagnoses], default=0.0)
+    for number, guess in enumerate(guesses):
+        guess.score = max(guess.score, top - 0.001 * number)
+    return guesses
+
+
 def build_result(
     kb: CompiledKB,
     evidence: dict[int, EntryEvidence],
@@ -168,12 +191,8 @@ def build_result(
         diagnose(kb, kb.entries[index], ev, context, damp_generic=specific_found, damp_family=curated_found)
         for index, ev in fired.items()
     ]
-    if unclaimed is not None and not any(d.severity in FAILURE_SEVERITIES and not d.generic for d in diagnoses):
-        # An error no specific entry claims outranks warnings and wrappers: the job died of
-        # something no rule names, and a wrapper's category is a guess too.
-        guess = diagnose_unclaimed(kb, unclaimed, context, need_neighbours=bool(diagnoses))
-        if guess is not None:
-            guess.score = max([guess.score] + [d.score + 0.01 for d in diagnoses])
-            diagnoses.append(guess)
+    failing = [d for d in diagnoses if d.severity in FAILURE_SEVERITIES and not d.generic]
+    if unclaimed is not None and not any(not d.family for d in failing):
+        diagnoses += _guesses(kb, unclaimed, context, diagnoses, families=failing)
     diagnoses = sorted((d for d in diagnoses if d.confidence >= min_confidence), key=sort_key)
     return ScanResult(diagnoses=diagnoses[:top] if top else diagnoses, context=context.to_json())

@@ -18,7 +18,7 @@ from triage.engine.error_lines import TRACEBACK, exception_name, message_of
 from triage.engine.hints import stall_category, word_votes
 from triage.engine.nearest import Guess
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
-from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult
+from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult, replace
 
 ID = "unrecognised-error"
 HEALTHY = "healthy"
@@ -38,21 +38,24 @@ WORD_WEIGHT = 1.0
 FRAME_WEIGHT = 0.3
 """A family's words in the traceback frames."""
 STALL_LINES = 2
+SECOND_GUESS_SHARE = 0.5
+"""The runner-up is reported when its share of the vote is at least this fraction of the winner's."""
 _QUERY_NOISE = re.compile(r"<[a-z]+>|['\"`]|\s+")
 
 
 def diagnose_unclaimed(
     kb: CompiledKB, unclaimed: UnclaimedErrors, context: JobContext, *, need_neighbours: bool = False
-) -> Diagnosis | None:
+) -> list[Diagnosis]:
     """The guess for the most telling unclaimed errors (or, without any, for a log that stopped on a
-    stall banner); None when there is nothing to report, when the errors read like a healthy run's
-    chatter, or (need_neighbours) when no known failure resembles them."""
+    stall banner), and the runner-up family when it came close; none when there is nothing to
+    report, when the errors read like a healthy run's chatter, or (need_neighbours) when no known
+    failure resembles them."""
     telling = unclaimed.most_telling()
     stalled = not telling and not need_neighbours
     if stalled:
         telling = _stall(unclaimed)
     if not telling:
-        return None
+        return []
     lead = telling[0]
     decoded: list[tuple[Decoded, float]] = []
     if stalled:
@@ -65,15 +68,15 @@ def diagnose_unclaimed(
             votes[found.category] = votes.get(found.category, 0.0) + CODE_WEIGHT * salience
         guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling], votes, " ".join(unclaimed.frames))
     if (guess is None or guess.score == 0.0) and need_neighbours:
-        return None
+        return []
     if guess is not None and guess.category == HEALTHY:
-        return None
+        return []
     category = guess.category if guess else "other"
     strength = guess.share * max(0.0, guess.score - 55.0) / 45.0 if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
     borrowed = _borrowed_entry(kb, guess)
     causes, fixes = _advice(kb, borrowed, context)
-    return Diagnosis(
+    primary = Diagnosis(
         id=ID,
         category=category,
         title=_title(lead, stalled),
@@ -93,6 +96,32 @@ def diagnose_unclaimed(
         resembles=[entry for entry, _ in (guess.entries if guess else ())],
         extracted={"neighbour_similarity": guess.score, "vote_share": guess.share} if guess else {},
     )
+    return [primary] + _second_guess(primary, guess)
+
+
+def _second_guess(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
+    """The runner-up family as a diagnosis of its own, when it had most of the winner's vote: two
+    families that close are both worth a look, and the ranking says which came first."""
+    if guess is None or guess.runner_up is None:
+        return []
+    category, share = guess.runner_up
+    if category == HEALTHY or share < SECOND_GUESS_SHARE * guess.share:
+        return []
+    return [
+        replace(
+            primary,
+            id=f"{ID}-alternative",
+            category=category,
+            title=f"Or a {category.replace('_', ' ')} failure: {primary.title}",
+            confidence=MIN_CONFIDENCE,
+            score=MIN_CONFIDENCE,
+            summary=f"The second family the same error lines point at ({share:.0%} of the vote).",
+            causes=[CauseResult(id="unknown", title="Not known to the KB", probability=1.0)],
+            fixes=[fix for fix in primary.fixes if fix.kind == "diagnostic"],
+            resembles=[],
+            extracted={"vote_share": share},
+        )
+    ]
 
 
 def _word_votes(telling: list[ErrorLine], unclaimed: UnclaimedErrors) -> dict[str, float]:
