@@ -184,7 +184,7 @@ async def test_worker_failure_is_shown(monkeypatch):
     def broken_kb(*_args, **_kwargs):
         raise RuntimeError("KB exploded")
 
-    monkeypatch.setattr(app_module, "load_engine_kb", broken_kb)
+    monkeypatch.setattr(app_module, "load_reported_kb", broken_kb)
     app = make_app()
     async with app.run_test() as pilot:
         await settle(pilot)

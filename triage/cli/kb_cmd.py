@@ -8,11 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from triage.cli.scan_cmd import add_kb_option
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
+from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_kb_entries, load_scan_kb, warn
 LOCAL_KB_DIR = Path("kb-local")
 """Where new and imported entries go without --out or TRIAGE_KB_PATH: never the installed package."""
 
@@ -30,13 +26,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = commands.add_parser("list", help="list entries")
     listing.add_argument("--category", metavar="C", help="only entries of category C")
     listing.add_argument("--json", action="store_true", help="print a JSON array")
-    add_kb_option(listing)
+    add_kb_options(listing)
     listing.set_defaults(func=run_list)
 
     show = commands.add_parser("show", help="show one entry")
     show.add_argument("id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print the entry as JSON")
-    add_kb_option(show)
+    add_kb_options(show)
     show.set_defaults(func=run_show)
 
     new = commands.add_parser(
@@ -52,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("--category", metavar="C", help="category (default: that of the known entries matching the line, else other)")
     new.add_argument("--title", help="title (default: the error line)")
     new.add_argument("--force", action="store_true", help="replace an existing file")
-    add_kb_option(new)
+    add_kb_options(new)
     new.set_defaults(func=run_new)
 
     validate = commands.add_parser(
@@ -67,17 +63,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument(
         "--strict", action="store_true", help="also refuse unfinished entries: drafts and TODOs left are errors (CI)"
     )
-    add_kb_option(validate)
+    add_kb_options(validate)
     validate.set_defaults(func=run_validate)
 
     test = commands.add_parser("test", help="run the examples of the entries given (default: every entry)")
     test.add_argument("targets", nargs="*", metavar="DIR|ID", help="KB dirs (run over the shipped KB) or entry ids")
-    add_kb_option(test)
+    add_kb_options(test)
     test.set_defaults(func=run_test)
 
     stats = commands.add_parser("stats", help="counts by category, status, signature kind, examples")
     stats.add_argument("--json", action="store_true")
-    add_kb_option(stats)
+    add_kb_options(stats)
     stats.set_defaults(func=run_stats)
 
     importer = commands.add_parser(
@@ -93,18 +89,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.set_defaults(func=run_import)
 
 
-def _load(args: argparse.Namespace) -> Any:
-    from triage.kb.loader import load_kb
-    from triage.kb.paths import kb_dirs
-
-    kb, errors = load_kb(kb_dirs(args.kb, include_shipped=args.shipped_kb), strict=False)
-    for error in errors:
-        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
-    return kb
-
-
 def run_list(args: argparse.Namespace) -> int:
-    kb = _load(args)
+    kb, _ = load_kb_entries(args)
     entries = sorted(
         (e for e in kb.entries.values() if args.category in (None, e.category)), key=lambda e: (e.category, e.id)
     )
@@ -118,7 +104,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    kb = _load(args)
+    kb, _ = load_kb_entries(args)
     entry = kb.get(args.id)
     if entry is None:
         print(f"triage: no KB entry with id '{args.id}' (see `triage kb list`)", file=sys.stderr)
@@ -135,7 +121,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_new(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from triage.engine import load_engine_kb
+    from triage.engine.setup import load_reported_kb
     from triage.kb.scaffold import ScaffoldError, draft_entry, parse_range, read_log
     from triage.kb.writer import write_entry
 
@@ -145,7 +131,8 @@ def run_new(args: argparse.Namespace) -> int:
     try:
         line_range = parse_range(args.lines) if args.lines else None
         lines = read_log(Path(args.log) if args.log else None, sys.stdin, line_range)
-        kb, _ = load_engine_kb(args.kb, include_shipped=args.shipped_kb)
+        # An empty KB is said but still drafts: the category is then `other`, for the user to pick.
+        kb = load_reported_kb(args.kb, include_shipped=args.shipped_kb, warn=warn)
         draft = draft_entry(lines, kb, entry_id=args.entry_id, category=args.category, title=args.title)
     except ScaffoldError as exc:
         print(f"triage: {exc}", file=sys.stderr)
@@ -220,21 +207,16 @@ def run_validate(args: argparse.Namespace) -> int:
             print(finding)
         excluded = f", {report.excluded} excluded by entries" if report.excluded else ""
         print(f"{report.entries} entries: {report.errors} errors, {report.warnings} warnings{excluded}")
-    return EXIT_FAILED if report.errors else EXIT_OK
+    return EXIT_FOUND if report.errors else EXIT_OK
 
 
 def run_test(args: argparse.Namespace) -> int:
-    from triage.engine import load_engine_kb
     from triage.kb.examples import ExampleChecker
-    from triage.kb.loader import load_kb
-    from triage.kb.paths import kb_dirs
 
     dirs = [target for target in args.targets if Path(target).is_dir()]
     ids = [target for target in args.targets if target not in dirs]
     # The dirs given run over the shipped KB and --kb dirs, as a scan with --kb would see them.
-    kb, errors = load_kb(kb_dirs([*args.kb, *dirs], include_shipped=args.shipped_kb), strict=False)
-    for error in errors:
-        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
+    kb, skipped = load_kb_entries(args, dirs)
     unknown = [entry_id for entry_id in ids if entry_id not in kb.entries]
     if unknown:
         print(f"triage: no KB dir or entry id: {', '.join(unknown)} (see `triage kb list`)", file=sys.stderr)
@@ -246,7 +228,9 @@ def run_test(args: argparse.Namespace) -> int:
         if not args.targets or entry.id in ids or any(kb.sources[entry.id].path.resolve().is_relative_to(r) for r in roots)
     ]
     # The cached compiled KB (and its prefilter) saves seconds of compiling on every run.
-    compiled, _ = load_engine_kb([*args.kb, *dirs], include_shipped=args.shipped_kb)
+    compiled = load_scan_kb(args, dirs)
+    if compiled is None:
+        return EXIT_USAGE
     checker = ExampleChecker(compiled)
     failed = 0
     for entry in sorted(chosen, key=lambda e: e.id):
@@ -261,13 +245,13 @@ def run_test(args: argparse.Namespace) -> int:
         for failure in failures:
             print(f"     {failure.kind}[{failure.index}]: {failure.message}")
     print(f"{len(chosen) - failed} passed, {failed} failed")
-    return EXIT_FAILED if failed or errors else EXIT_OK
+    return EXIT_FOUND if failed or skipped else EXIT_OK
 
 
 def run_stats(args: argparse.Namespace) -> int:
     from triage.kb.stats import kb_stats
 
-    stats = kb_stats(_load(args))
+    stats = kb_stats(load_kb_entries(args)[0])
     if args.json:
         print(json.dumps(stats, ensure_ascii=False))
         return EXIT_OK

@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from triage.cli.scan_cmd import EXIT_USAGE, add_kb_option, load_cli_kb
+from triage.cli.common import EXIT_USAGE, add_kb_options, load_scan_kb
 from triage.instrument.job import DEFAULT_GRACE_SECONDS
 
 SOURCE = "<job>"
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="after forwarding Ctrl-C or SIGTERM to the job, SIGKILL its process group if it is still there "
         f"S seconds later (default {DEFAULT_GRACE_SECONDS:g})",
     )
-    add_kb_option(parser)
+    add_kb_options(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the job to run")
     parser.set_defaults(func=run)
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         print("triage: no command: use `triage run -- CMD ARGS`", file=sys.stderr)
         return EXIT_USAGE
-    kb = load_cli_kb(args.kb, include_shipped=args.shipped_kb)
+    kb = load_scan_kb(args)
     if kb is None:
         return EXIT_USAGE
     with tempfile.TemporaryDirectory(prefix="triage-run-") as scratch:

@@ -5,45 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from triage.engine.compiled import CompiledKB
+from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb, positive_int, unit_float
 
-EXIT_NOTHING_FOUND = 0
-EXIT_FOUND = 1
-EXIT_USAGE = 2
 PROBED_DIAGNOSES = 3
-
-
-def add_kb_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--kb",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra KB directory merged over the shipped KB (repeatable; the same id overrides). "
-        "TRIAGE_KB_PATH adds more.",
-    )
-    parser.add_argument(
-        "--no-shipped-kb",
-        dest="shipped_kb",
-        action="store_false",
-        help="use only the KB directories given with --kb and TRIAGE_KB_PATH",
-    )
-
-
-def load_cli_kb(extra_dirs: list[str], *, include_shipped: bool = True) -> CompiledKB | None:
-    """The KB for a command, with skipped entries reported on stderr; None (reported) when it is empty."""
-    from triage.engine import load_engine_kb
-
-    kb, kb_errors = load_engine_kb(extra_dirs, include_shipped=include_shipped)
-    for error in kb_errors:
-        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
-    if not kb.entries:
-        print("triage: the knowledge base is empty; check --kb and TRIAGE_KB_PATH", file=sys.stderr)
-        return None
-    return kb
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,9 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="log files; '-' or nothing reads standard input")
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract (version 1)")
-    parser.add_argument("--top", type=_positive_int, default=None, metavar="N", help="show at most N diagnoses")
+    parser.add_argument("--top", type=positive_int, default=None, metavar="N", help="show at most N diagnoses")
     parser.add_argument(
-        "--min-confidence", type=_unit_float, default=0.0, metavar="X", help="hide diagnoses below confidence X (0-1)"
+        "--min-confidence", type=unit_float, default=0.0, metavar="X", help="hide diagnoses below confidence X (0-1)"
     )
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="human output: every diagnosis in full (summary, all causes, evidence, fixes)"
@@ -69,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar on stderr")
     parser.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="worker processes for big plain files (default: the cores; results are the same as with 1)",
@@ -89,22 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)")
     parser.add_argument("--probe-timeout", type=float, default=60.0, metavar="S", help="seconds per probe (default 60)")
-    add_kb_option(parser)
+    add_kb_options(parser)
     parser.set_defaults(func=run)
-
-
-def _positive_int(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return number
-
-
-def _unit_float(value: str) -> float:
-    number = float(value)
-    if not 0.0 <= number <= 1.0:
-        raise argparse.ArgumentTypeError("must be between 0 and 1")
-    return number
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if paths == ["-"] and sys.stdin.isatty():
         print("triage: no input: give log files, or pipe a log into `triage scan`", file=sys.stderr)
         return EXIT_USAGE
-    kb = load_cli_kb(args.kb, include_shipped=args.shipped_kb)
+    kb = load_scan_kb(args)
     if kb is None:
         return EXIT_USAGE
     scanner = Scanner(kb)
@@ -157,9 +108,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"triage: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
     if result.diagnoses:
-        code = EXIT_NOTHING_FOUND if args.exit_zero else EXIT_FOUND
+        code = EXIT_OK if args.exit_zero else EXIT_FOUND
     else:
-        code = EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
+        code = EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_OK
     try:
         _print_result(result, as_json=args.json, verbose=args.verbose)
     except BrokenPipeError:

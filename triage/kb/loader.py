@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -241,6 +242,12 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
             sources[entry.id] = loaded
         neighbours += read_neighbours(directory / NEIGHBOURS_FILE)
     return KnowledgeBase(entries=entries, sources=sources, neighbours=neighbours), errors
+
+
+def report_skipped(errors: Iterable[object], warn: Callable[[str], None]) -> None:
+    """Say each entry (or KB dir) a non-strict load skipped, in the words every face uses."""
+    for error in errors:
+        warn(f"warning: skipped KB entry: {error}")
 
 
 def read_neighbours(path: Path) -> list[tuple[str, str, str]]:

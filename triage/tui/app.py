@@ -25,7 +25,7 @@ from triage.cli.render import probe_verdict
 from triage.results import Diagnosis, ScanResult
 from triage.sources import SourceError, display_name
 from triage.tui.feed import LogBatch, LogFeed
-from triage.engine.setup import load_engine_kb
+from triage.engine.setup import load_reported_kb
 from triage.tui.messages import (
     EvidenceChosen,
     LogLinesRead,
@@ -134,11 +134,9 @@ class TriageApp(App[None]):
 
     @work(thread=True, exclusive=True, group="feed", exit_on_error=False)
     def _read_logs(self) -> None:
-        kb, errors = load_engine_kb(self.kb_dirs, include_shipped=self.include_shipped_kb)
-        for error in errors:
-            self.post_message(ProblemFound(f"skipped KB entry: {error}"))
-        if not kb.entries:
-            self.post_message(ProblemFound("the knowledge base is empty; check --kb and TRIAGE_KB_PATH"))
+        kb = load_reported_kb(
+            self.kb_dirs, include_shipped=self.include_shipped_kb, warn=lambda text: self.post_message(ProblemFound(text))
+        )
         scanner = Scanner(kb)
         feed = LogFeed(scanner, self.paths, stdin_data=self.stdin_data)
         worker = get_current_worker()
