@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, Label
 
 from tui_support import ROOT, TRAIN_LOG, make_app, settle
-from triage.cli.render import probe_verdict
+from triage.render.parts import probe_verdict
 from triage.tui.screens.export import ExportScreen
 from triage.tui.screens.help import HelpScreen
 from triage.tui.widgets.detail import DetailPane, EvidenceList

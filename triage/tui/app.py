@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from triage.engine.probe_evidence import apply_probe_results
 from triage.engine.scanner import Scanner
 from triage.report import build_report, collect_environment, fix_text
-from triage.cli.render import probe_verdict
+from triage.render.parts import probe_verdict
 from triage.results import Diagnosis, ScanResult
 from triage.sources import SourceError, display_name
 from triage.tui.feed import LogBatch, LogFeed

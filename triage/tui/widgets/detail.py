@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from triage.cli.render import confidence_bar, fix_renderable, probe_verdict, where_text
+from triage.render.parts import confidence_bar, fix_renderable, probe_verdict, where_text
 from triage.results import Diagnosis, EvidenceLine, FixResult
 from triage.tui.messages import EvidenceChosen
 from triage.tui.widgets.lists import KeyedList
