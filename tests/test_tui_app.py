@@ -179,12 +179,12 @@ async def test_follow_streams_new_lines_and_diagnoses(tmp_path: Path):
 
 
 async def test_worker_failure_is_shown(monkeypatch):
-    import triage.tui.app as app_module
+    import triage.tui.loading as loading
 
     def broken_kb(*_args, **_kwargs):
         raise RuntimeError("KB exploded")
 
-    monkeypatch.setattr(app_module, "load_reported_kb", broken_kb)
+    monkeypatch.setattr(loading, "load_reported_kb", broken_kb)
     app = make_app()
     async with app.run_test() as pilot:
         await settle(pilot)
