@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from triage.engine.error_lines import SALIENCE, error_kind, message_of  # noqa: E402
-from triage.evaluate import load_cases  # noqa: E402
+from triage.kbtools.evaluate import load_cases  # noqa: E402
 from triage.kb.paths import NEIGHBOURS_FILE  # noqa: E402
 
 PER_CASE = 10

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from triage.evaluate import LabelError, evaluate, load_cases
+    from triage.kbtools.evaluate import LabelError, evaluate, load_cases
 
     try:
         cases = load_cases(Path(args.directory))

@@ -122,8 +122,8 @@ def run_new(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from triage.engine.setup import load_reported_kb
-    from triage.kb.scaffold import ScaffoldError, draft_entry, parse_range, read_log
-    from triage.kb.writer import write_entry
+    from triage.kbtools.scaffold import ScaffoldError, draft_entry, parse_range, read_log
+    from triage.kbtools.writer import write_entry
 
     if args.log is None and sys.stdin.isatty():
         print("triage: no log: give --from LOG, or pipe a log into `triage kb new`", file=sys.stderr)
@@ -183,8 +183,8 @@ def _target_dir(explicit: str | None, *, allow_local: bool) -> Path:
 def run_validate(args: argparse.Namespace) -> int:
     from triage.kb.loader import KBError
     from triage.kb.paths import kb_dirs
-    from triage.kb.samples import default_samples_dir, load_baselines
-    from triage.kb.validate import VALIDATORS, run_validators
+    from triage.kbtools.samples import default_samples_dir, load_baselines
+    from triage.kbtools.validate import VALIDATORS, run_validators
 
     if args.list_validators:
         for validator in VALIDATORS:
@@ -211,7 +211,7 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def run_test(args: argparse.Namespace) -> int:
-    from triage.kb.examples import ExampleChecker
+    from triage.kbtools.examples import ExampleChecker
 
     dirs = [target for target in args.targets if Path(target).is_dir()]
     ids = [target for target in args.targets if target not in dirs]
@@ -249,7 +249,7 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from triage.kb.stats import kb_stats
+    from triage.kbtools.stats import kb_stats
 
     stats = kb_stats(load_kb_entries(args)[0])
     if args.json:
@@ -266,7 +266,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from triage.kb.ascend_fd import AscendFdError, import_kg_config
+    from triage.kbtools.ascend_fd import AscendFdError, import_kg_config
 
     try:
         out = _target_dir(args.out, allow_local=False)

@@ -21,7 +21,7 @@ from triage.kb.loader import (
 from triage.kb.models import CATEGORIES, Entry
 from triage.kb.paths import shipped_kb_dir
 from triage.kb.regex_safety import unsafe_reason
-from triage.kb.samples import Baselines
+from triage.kbtools.samples import Baselines
 from triage.results import ScanResult
 
 Severity = Literal["error", "warning", "info"]
@@ -78,7 +78,7 @@ class Context:
     def checker(self) -> Any:
         if self._checker is None:  # compiling the KB is the slow part: only when a check needs it
             from triage.engine.compiled import compile_kb
-            from triage.kb.examples import ExampleChecker
+            from triage.kbtools.examples import ExampleChecker
 
             self._checker = ExampleChecker(compile_kb(self.kb))
         return self._checker
