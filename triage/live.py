@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import BinaryIO
 
+from triage.engine.facts import ranked_result
 from triage.engine.scanner import Scanner
 from triage.events import Event, EventTracker, summary_event
 
@@ -35,7 +36,7 @@ class LiveScan:
         self._publish(self.scanner.finish(source))
 
     def summary(self) -> Event:
-        return summary_event(self.scanner.result())
+        return summary_event(ranked_result(self.scanner))
 
     def _publish(self, newly: set[int]) -> None:
         # Re-ranking costs far more than matching, so it is redone only when some line matched:
@@ -44,7 +45,7 @@ class LiveScan:
         if not newly and seen == self._evidence_seen:
             return
         self._evidence_seen = seen
-        for event in self._tracker.events(self.scanner.result()):
+        for event in self._tracker.events(ranked_result(self.scanner)):
             self._on_event(event)
 
 

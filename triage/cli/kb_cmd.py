@@ -76,6 +76,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_kb_options(stats)
     stats.set_defaults(func=run_stats)
 
+    migrate = commands.add_parser(
+        "migrate",
+        help="rewrite entries written in an old schema form to the current one",
+        description="Rewrite, in place, the entries under each DIR that use an old form (today: `extract_kind` "
+        "beside `extract`; now each extracted value is written once, its kind beside its name). Other lines, "
+        "comments and quoting stay; entries already current are not touched, so running it twice changes nothing.",
+    )
+    migrate.add_argument("dirs", nargs="+", metavar="DIR", help="KB dirs to rewrite")
+    migrate.add_argument("--check", action="store_true", help="write nothing; exit 1 if an entry needs rewriting")
+    migrate.set_defaults(func=run_migrate)
+
     importer = commands.add_parser(
         "import-ascend-fd",
         help="convert MindCluster ascend-fd's kg-config.json into KB entries",
@@ -263,6 +274,25 @@ def run_stats(args: argparse.Namespace) -> int:
         else:
             print(f"{title}: {counts}")
     return EXIT_OK
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    from triage.kbtools.migrate import migrate_dir
+
+    pending = failed = 0
+    for directory in map(Path, args.dirs):
+        if not directory.is_dir():
+            print(f"triage: {directory}: not a KB directory", file=sys.stderr)
+            return EXIT_USAGE
+        report = migrate_dir(directory, write=not args.check)
+        for path in report.rewritten:
+            print(f"{'needs rewriting' if args.check else 'rewrote'} {path}")
+        for problem in report.failed:
+            print(f"triage: {problem}", file=sys.stderr)
+        pending += len(report.rewritten)
+        failed += len(report.failed)
+        print(f"{directory}: {len(report.rewritten)} {'to rewrite' if args.check else 'rewritten'}, {report.current} current")
+    return EXIT_FOUND if failed or (args.check and pending) else EXIT_OK
 
 
 def run_import(args: argparse.Namespace) -> int:

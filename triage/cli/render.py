@@ -23,6 +23,7 @@ from triage.render.parts import (
     probe_device,
     probe_messages,
     probe_verdict,
+    status_note,
     where_text,
 )
 from triage.results import Diagnosis, ScanResult
@@ -71,6 +72,7 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis, *, full: bool = Fa
         (f"{confidence_bar(diagnosis.confidence)} {diagnosis.confidence:.2f}", style),
         (f"  [{diagnosis.category}] {diagnosis.id}", "dim"),
         ("  guess" if diagnosis.guess else "  family rule" if diagnosis.family else "", "yellow"),
+        (f"  {status_note(diagnosis)}" if status_note(diagnosis) else "", "yellow"),
     )
     body: list[RenderableType] = [Text(diagnosis.title, style="bold")]
     where = where_text(diagnosis)

@@ -42,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from triage.cli.event_output import EventPrinter
     from triage.engine import Scanner
+    from triage.engine.facts import ranked_result
     from triage.engine.probe_evidence import apply_probe_results
     from triage.events import Event, summary_event
     from triage.instrument.job import Job
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             stream_lines(job, live, SOURCE, echo=echo)  # type: ignore[arg-type]
         code = job.stop()
         record = read_record(record_path)
-        result = live.scanner.result()
+        result = ranked_result(live.scanner)
         if record:
             result = apply_probe_results(result, [record_as_probe_result(record)])
         summary: Event = summary_event(result)

@@ -60,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from triage.engine import Scanner
+    from triage.engine.facts import ranked_result
     from triage.scanning import scan_sources
 
     paths = args.paths or ["-"]
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress:
             progress.close()
-    result = scanner.result(top=args.top, min_confidence=args.min_confidence)
+    result = ranked_result(scanner, top=args.top, min_confidence=args.min_confidence)
     if args.probe:
         result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
     environment: dict[str, str] = {}

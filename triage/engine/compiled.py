@@ -135,6 +135,7 @@ class EntryCard:
     fixes: tuple[dict[str, Any], ...]
     probes: tuple[str, ...]
     references: tuple[dict[str, Any], ...]
+    related: tuple[str, ...]
 
     @classmethod
     def of(cls, entry: "Entry") -> EntryCard:
@@ -161,6 +162,7 @@ class EntryCard:
             fixes=tuple(fix.model_dump(mode="json") for fix in entry.fixes),
             probes=tuple(entry.probes),
             references=tuple(ref.model_dump(mode="json") for ref in entry.references),
+            related=tuple(entry.related),
         )
 
 
@@ -192,9 +194,9 @@ def _compile_signature(
     regex_source = re.escape(sig.text) if sig.text is not None else sig.regex
     extract: list[tuple[str, str | None, "ExtractKind"]] = []
     if regex_source is not None:
-        names = re.compile(regex_source).groupindex
-        extract += [(name, None, sig.extract_kind.get(name, "str")) for name in names]
-    extract += [(name, pattern, sig.extract_kind.get(name, "str")) for name, pattern in sig.extract.items()]
+        groups = re.compile(regex_source).groupindex
+        extract += [(name, None, sig.extract[name].kind if name in sig.extract else "str") for name in groups]
+    extract += [(name, e.regex, e.kind) for name, e in sig.extract.items() if e.regex is not None]
     return CompiledSignature(
         index=index,
         entry=entry_index,

@@ -152,6 +152,7 @@ def _from_data(data: dict[str, Any]) -> Payload:
             "fixes": tuple(entry["fixes"]),
             "probes": tuple(entry["probes"]),
             "references": tuple(entry["references"]),
+            "related": tuple(entry["related"]),
         })
         for entry in data["entries"]
     )

@@ -14,6 +14,11 @@ SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "
 INCONCLUSIVE = "inconclusive here"
 
 
+def status_note(diagnosis: Diagnosis) -> str:
+    """Why a diagnosis may rank lower than its evidence alone says: its entry is an unfinished draft."""
+    return "draft entry, ranked lower" if diagnosis.status == "draft" else ""
+
+
 def confidence_bar(confidence: float, width: int = 10) -> str:
     filled = round(confidence * width)
     return "█" * filled + "░" * (width - filled)

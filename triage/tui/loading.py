@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from textual.message import Message
 
+from triage.engine.facts import ranked_result
 from triage.engine.scanner import Scanner
 from triage.engine.setup import load_reported_kb
 from triage.tui.messages import LogLinesRead, ProblemFound, ScanUpdated
@@ -59,7 +60,7 @@ class LogLoader:
             reader.read_all(stop)
             if stop():
                 return  # quitting while a big log is read: don't rank what is left half-read
-            self._post(ScanUpdated(scanner.result(), done=True))
+            self._post(ScanUpdated(ranked_result(scanner), done=True))
             while reader.following and not stop():
                 if not reader.poll():
                     self._stopped.wait(POLL_SECONDS)
@@ -74,4 +75,4 @@ class LogLoader:
         # Re-ranking costs far more than matching: only when some line matched since the last time.
         if scanner.matched_lines != self._ranked_at:
             self._ranked_at = scanner.matched_lines
-            self._post(ScanUpdated(scanner.result(), done=False))
+            self._post(ScanUpdated(ranked_result(scanner), done=False))
