@@ -7,7 +7,7 @@ process can hand its merged stdout/stderr to `stream_lines`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from triage.engine.facts import ranked_result
 from triage.engine.scanner import Scanner
@@ -15,6 +15,12 @@ from triage.events import Event, EventTracker, summary_event
 
 EventHandler = Callable[[Event], None]
 READ_SIZE = 64 << 10
+
+
+class ByteStream(Protocol):
+    """What `stream_lines` reads: a pipe, a file, or a job that hands out its output."""
+
+    def read(self, size: int, /) -> bytes: ...
 
 
 class LiveScan:
@@ -49,7 +55,7 @@ class LiveScan:
             self._on_event(event)
 
 
-def stream_lines(stream: BinaryIO, live: LiveScan, source: str, *, echo: BinaryIO | None = None) -> None:
+def stream_lines(stream: ByteStream, live: LiveScan, source: str, *, echo: BinaryIO | None = None) -> None:
     """Scan `stream` until end of file, reporting through `live` as soon as each chunk arrives.
 
     For pipes (a child's merged stdout and stderr): `read1` returns what is there instead of

@@ -11,7 +11,7 @@ from typing import Any
 from triage.cli.common import EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "eval",
         help="measure accuracy on labelled logs",

@@ -13,7 +13,7 @@ LOCAL_KB_DIR = Path("kb-local")
 """Where new and imported entries go without --out or TRIAGE_KB_PATH: never the installed package."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "kb",
         help="list, show, create, validate and test knowledge-base entries",

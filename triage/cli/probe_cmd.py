@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("probe", help="run live device probes that confirm or rule out causes")
     sub = parser.add_subparsers(dest="probe_command", required=True)
     sub.add_parser("list", help="list the available probes").set_defaults(func=run)

@@ -13,7 +13,7 @@ from triage.instrument.job import DEFAULT_GRACE_SECONDS
 SOURCE = "<job>"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
         help="run a job instrumented, triaging its output live",
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         # Whatever stops the stream (the job's end, a forwarded signal, a closed stdout), leaving
         # the block stops what is left of the job's group.
         with Job(child, grace=args.grace) as job:
-            stream_lines(job, live, SOURCE, echo=echo)  # type: ignore[arg-type]
+            stream_lines(job, live, SOURCE, echo=echo)
         code = job.stop()
         record = read_record(record_path)
         result = ranked_result(live.scanner)

@@ -5,13 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb, positive_int, unit_float
+
+if TYPE_CHECKING:
+    from triage.cli.progress import ProgressReporter
+    from triage.results import ScanResult
 
 PROBED_DIAGNOSES = 3
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "scan",
         help="scan logs and rank the likely causes",
@@ -122,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _print_result(result, *, as_json: bool, verbose: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_result(result: ScanResult, *, as_json: bool, verbose: bool) -> None:
     if as_json:
         from triage.results import to_json
 
@@ -135,7 +140,7 @@ def _print_result(result, *, as_json: bool, verbose: bool) -> None:  # type: ign
     sys.stdout.flush()  # inside the caller's BrokenPipeError guard, not at exit
 
 
-def _probe_and_rerank(result, *, python: str | None, timeout: float):  # type: ignore[no-untyped-def]
+def _probe_and_rerank(result: ScanResult, *, python: str | None, timeout: float) -> ScanResult:
     """Run the probes named by the top diagnoses (each once) and fold their findings into the ranking."""
     from triage.engine.probe_evidence import apply_probe_results
     from triage.probing.runner import run_probes
@@ -152,7 +157,7 @@ def _probe_and_rerank(result, *, python: str | None, timeout: float):  # type: i
     return apply_probe_results(result, [probe.model_dump(mode="json") for probe in probed])
 
 
-def _progress_reporter(paths: list[str]):  # type: ignore[no-untyped-def]
+def _progress_reporter(paths: list[str]) -> ProgressReporter | None:
     from triage.cli.progress import ProgressReporter
 
     return ProgressReporter.for_paths(paths)

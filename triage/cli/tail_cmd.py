@@ -13,7 +13,7 @@ SEVERITIES = ("critical", "error", "warning", "info")
 DEFAULT_INTERVAL = 0.05
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "tail",
         help="follow logs and report failures as they happen",

@@ -10,7 +10,7 @@ from pathlib import Path
 from triage.cli.common import EXIT_OK, EXIT_USAGE, add_kb_options
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "tui",
         help="browse causes, fixes and the log interactively",

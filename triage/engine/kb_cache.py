@@ -21,7 +21,7 @@ from typing import Any
 
 from triage import __version__
 from triage.engine import compiled, error_lines, nearest, normalize, prefilter
-from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard
+from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import NEIGHBOURS_FILE
 
 CACHE_DIR_ENV = "TRIAGE_CACHE_DIR"
@@ -128,8 +128,8 @@ def _to_data(payload: Payload) -> dict[str, Any]:
         "fuzzy": list(kb.fuzzy),
         "neighbours": [list(row) for row in kb.neighbours],
         "prefilter_state": {
-            name: [base64.b64encode(blob).decode("ascii"), unsupported]  # type: ignore[misc]
-            for name, (blob, unsupported) in kb.prefilter_state.items()  # type: ignore[misc]
+            name: [base64.b64encode(blob).decode("ascii"), unsupported]
+            for name, (blob, unsupported) in kb.prefilter_state.items()
         },
     }
 
@@ -164,7 +164,7 @@ def _from_data(data: dict[str, Any]) -> Payload:
         })
         for signature in data["signatures"]
     )
-    state: dict[str, object] = {
+    state: dict[str, PrefilterState] = {
         name: (base64.b64decode(blob), list(unsupported)) for name, (blob, unsupported) in data["prefilter_state"].items()
     }
     kb = CompiledKB(

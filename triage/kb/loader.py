@@ -41,7 +41,7 @@ class KBError(Exception):
         super().__init__(f"{where}: {message}")
 
 
-class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc]
     """A safe loader that refuses duplicate mapping keys instead of silently keeping the last."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -53,7 +53,8 @@ class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                     None, None, f"duplicate key '{key}' (first on line {seen[key]})", key_node.start_mark
                 )
             seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 _UniqueKeyLoader.add_constructor(

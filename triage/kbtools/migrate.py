@@ -143,9 +143,10 @@ def _flow_scalar(node: yaml.ScalarNode, lines: list[str]) -> str:
     start, end = node.start_mark, node.end_mark
     if node.style in ("'", '"') and start.line == end.line:
         return lines[start.line][start.column : end.column]
-    if "\n" not in node.value:
-        return "'" + node.value.replace("'", "''") + "'"
-    return json.dumps(node.value, ensure_ascii=False)  # a JSON string is a double-quoted YAML scalar
+    value = str(node.value)
+    if "\n" not in value:
+        return "'" + value.replace("'", "''") + "'"
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a double-quoted YAML scalar
 
 
 def _converted(data: Any) -> Any:

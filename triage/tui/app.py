@@ -266,7 +266,7 @@ class TriageApp(App[None]):
         log.border_title = "Log: matched lines only (f: all)" if log.filtered else "Log"
         self._update_status()
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         if self._jump_origin is not None:
             self._jump_origin.focus()
             self._jump_origin = None
