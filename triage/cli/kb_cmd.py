@@ -22,7 +22,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "triage scan --kb kb-local x.log",
     )
     commands = parser.add_subparsers(dest="kb_command", metavar="SUBCOMMAND", required=True)
+    _register_browsing(commands)
+    _register_authoring(commands)
+    _register_converting(commands)
 
+
+def _register_browsing(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing = commands.add_parser("list", help="list entries")
     listing.add_argument("--category", metavar="C", help="only entries of category C")
     listing.add_argument("--json", action="store_true", help="print a JSON array")
@@ -35,6 +40,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_kb_options(show)
     show.set_defaults(func=run_show)
 
+    stats = commands.add_parser("stats", help="counts by category, status, signature kind, examples")
+    stats.add_argument("--json", action="store_true")
+    add_kb_options(stats)
+    stats.set_defaults(func=run_stats)
+
+
+def _register_authoring(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     new = commands.add_parser(
         "new",
         help="draft a new entry from a log",
@@ -71,11 +83,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_kb_options(test)
     test.set_defaults(func=run_test)
 
-    stats = commands.add_parser("stats", help="counts by category, status, signature kind, examples")
-    stats.add_argument("--json", action="store_true")
-    add_kb_options(stats)
-    stats.set_defaults(func=run_stats)
 
+def _register_converting(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     migrate = commands.add_parser(
         "migrate",
         help="rewrite entries written in an old schema form to the current one",
@@ -195,7 +204,8 @@ def run_validate(args: argparse.Namespace) -> int:
     from triage.kb.loader import KBError
     from triage.kb.paths import kb_dirs
     from triage.kbtools.samples import default_samples_dir, load_baselines
-    from triage.kbtools.validate import VALIDATORS, run_validators
+    from triage.kbtools.validate import run_validators
+    from triage.kbtools.validators import VALIDATORS
 
     if args.list_validators:
         for validator in VALIDATORS:

@@ -7,13 +7,15 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb, positive_int, unit_float
+from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb, positive_int, unit_float, warn
 
 if TYPE_CHECKING:
     from triage.cli.progress import ProgressReporter
+    from triage.engine.scanner import Scanner
     from triage.results import ScanResult
 
 PROBED_DIAGNOSES = 3
+INTERRUPTED = "interrupted: results cover what was read so far"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,7 +68,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     from triage.engine import Scanner
     from triage.engine.facts import ranked_result
-    from triage.scanning import scan_sources
 
     paths = args.paths or ["-"]
     if paths == ["-"] and sys.stdin.isatty():
@@ -76,18 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if kb is None:
         return EXIT_USAGE
     scanner = Scanner(kb)
-    progress = None if args.no_progress else _progress_reporter(paths)
-    try:
-        from triage.parallel import default_jobs
-
-        jobs = args.jobs or default_jobs()
-        errors = scan_sources(scanner, paths, progress=progress.update if progress else None, jobs=jobs)
-    except KeyboardInterrupt:
-        errors = ["interrupted: results cover what was read so far"]
-        scanner.note_error(errors[0])
-    finally:
-        if progress:
-            progress.close()
+    errors = _scan(scanner, paths, args)
     result = ranked_result(scanner, top=args.top, min_confidence=args.min_confidence)
     if args.probe:
         result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
@@ -104,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         errors = [redactor(error) for error in errors]
         result = redact_result(result, redactor)
     for error in errors:
-        print(f"triage: {error}", file=sys.stderr)
+        warn(error)
     if args.report:
         from triage.report import build_report
 
@@ -125,6 +115,26 @@ def run(args: argparse.Namespace) -> int:
 
         silence_stdout()
     return code
+
+
+def _scan(scanner: Scanner, paths: list[str], args: argparse.Namespace) -> list[str]:
+    """Feed every source to `scanner`, with a progress line on big inputs; the one-line input errors.
+
+    Ctrl-C ends the reading, not the command: what was read so far is still ranked and printed.
+    """
+    from triage.parallel import default_jobs
+    from triage.scanning import scan_sources
+
+    progress = None if args.no_progress else _progress_reporter(paths)
+    try:
+        jobs = args.jobs or default_jobs()
+        return scan_sources(scanner, paths, progress=progress.update if progress else None, jobs=jobs)
+    except KeyboardInterrupt:
+        scanner.note_error(INTERRUPTED)
+        return [INTERRUPTED]
+    finally:
+        if progress:
+            progress.close()
 
 
 def _print_result(result: ScanResult, *, as_json: bool, verbose: bool) -> None:

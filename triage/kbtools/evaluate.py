@@ -21,7 +21,7 @@ import yaml
 from triage.engine.compiled import CompiledKB
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
-from triage.kbtools.validate import HONEYPOT_MAX_CONFIDENCE
+from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE
 from triage.results import Diagnosis, FixResult
 from triage.scanning import scan_sources
 from triage.sources import SourceError, read_chunks

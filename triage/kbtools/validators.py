@@ -1,0 +1,247 @@
+"""The checks of `triage kb validate`, one small `Validator` each (the pySigma design).
+
+`validate()` looks at one entry, `finalize()` at the whole set once every entry was seen.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from triage.kb.loader import regex_locations, signature_locations
+from triage.kb.models import CATEGORIES
+from triage.kb.paths import shipped_kb_dir
+from triage.kb.regex_safety import unsafe_reason
+from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE, Context, Finding, Target, Validator
+
+
+class SchemaValidator(Validator):
+    name = "schema"
+    description = "the file is safe YAML (no duplicate keys) and matches the entry schema (kb/schema.json)"
+
+
+class FileNameValidator(Validator):
+    name = "file_name"
+    description = "the file is named <id>.yaml"
+
+    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        if target.loaded.path.stem != target.entry.id:
+            yield self.finding(target, f"file name '{target.loaded.path.stem}' differs from id '{target.entry.id}'", "id")
+
+
+class CategoryFolderValidator(Validator):
+    name = "category_folder"
+    description = "the file lies in the folder named after its category: <kb>/<category>/<id>.yaml"
+
+    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        folder = target.loaded.path.parent.name
+        if folder != target.entry.category:
+            yield self.finding(target, f"category '{target.entry.category}' but the file is in folder '{folder}'", "category")
+
+
+class KnownCategoryValidator(Validator):
+    name = "known_category"
+    description = "the category is one of the standard categories"
+    severity = "warning"
+
+    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        if target.entry.category not in CATEGORIES:
+            known = ", ".join(CATEGORIES)
+            yield self.finding(target, f"unknown category '{target.entry.category}' (known: {known})", "category")
+
+
+class UniqueIdValidator(Validator):
+    name = "unique_id"
+    description = "ids are unique within a KB directory; a user directory may override a shipped id"
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, list[Target]] = defaultdict(list)
+
+    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        self.by_id[target.entry.id].append(target)
+        return ()
+
+    def finalize(self, ctx: Context) -> Iterator[Finding]:
+        shipped = shipped_kb_dir().resolve()
+        for entry_id, targets in self.by_id.items():
+            first_in_root: dict[Path, Target] = {}
+            for target in targets:
+                first = first_in_root.setdefault(target.root, target)
+                if first is not target:
+                    yield self.finding(target, f"duplicate id '{entry_id}' (also in {first.loaded.path})", "id")
+            user_roots = [root for root in first_in_root if root != shipped]
+            if len(user_roots) > 1:
+                # Overriding the shipped KB is the point of user dirs; two user dirs fighting over
+                # one id is probably an accident, since only the last one given is used.
+                later = first_in_root[user_roots[-1]]
+                others = ", ".join(str(first_in_root[root].loaded.path) for root in user_roots[:-1])
+                yield self.finding(later, f"id '{entry_id}' is also defined in {others}; this one wins", "id", severity="warning")
+
+
+class RegexSafetyValidator(Validator):
+    name = "regex_safety"
+    description = "every regex compiles and cannot backtrack catastrophically (no nested or overlapping quantifiers)"
+
+    def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
+        for loc, signature in signature_locations(target.entry):
+            for sub, pattern in regex_locations(signature):
+                reason = unsafe_reason(pattern)
+                if reason:
+                    yield self.finding(target, f"{pattern!r}: {reason}", *loc, *sub)
+
+
+class HasExamplesValidator(Validator):
+    name = "has_examples"
+    description = "the entry has at least one `examples.match` snippet"
+
+    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        if not target.entry.examples.match:
+            yield self.finding(target, "no examples.match: add a log snippet on which this entry must be the top diagnosis", "examples")
+
+
+class ExamplesValidator(Validator):
+    name = "examples"
+    description = "on each match example the entry is the top diagnosis; on each no_match example it does not fire"
+
+    def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
+        if not ctx.active(target):
+            source = ctx.kb.sources[target.entry.id].path
+            yield self.finding(target, f"not run: overridden by {source}", "id", severity="info")
+            return
+        for failure in ctx.checker.failures(target.entry):
+            yield self.finding(target, f"{failure.kind}[{failure.index}]: {failure.message}", "examples", failure.kind, failure.index)
+
+
+class ReferencesValidator(Validator):
+    name = "references"
+    description = "entries with status test or stable cite at least one reference"
+
+    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        if target.entry.status in ("test", "stable") and not target.entry.references:
+            yield self.finding(target, f"status '{target.entry.status}' needs references (or set status: experimental)", "status")
+
+
+class PlaceholderValidator(Validator):
+    name = "placeholders"
+    description = "no TODO placeholders are left from `triage kb new`; an entry that has some is a draft"
+    severity = "warning"
+
+    def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
+        left = [loc for loc, text in _strings(target.entry.model_dump(exclude={"examples"})) if "TODO" in text]
+        if not left:
+            return
+        where = ", ".join(".".join(map(str, loc)) for loc in left)
+        if target.entry.status == "draft":
+            yield self.finding(target, f"{len(left)} TODO placeholders left: {where}", *left[0])
+        else:
+            # Only a draft ranks below curated entries: an unfinished entry must not pass for one.
+            message = f"{len(left)} TODO placeholders left ({where}) in a '{target.entry.status}' entry: fill them or set status: draft"
+            yield self.finding(target, message, "status", severity="error")
+
+
+class DraftValidator(Validator):
+    name = "draft"
+    description = "the entry is finished: status `draft` ranks below curated entries (--strict refuses it)"
+    severity = "warning"
+
+    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        if target.entry.status == "draft":
+            yield self.finding(target, "status 'draft': fill in the TODOs, then set status: experimental", "status")
+
+
+class OverlapValidator(Validator):
+    name = "overlap"
+    description = "report other specific entries that also fire on this entry's match examples"
+    severity = "warning"
+
+    def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
+        if not ctx.active(target):
+            return
+        others: dict[str, list[int]] = defaultdict(list)
+        for index, text in enumerate(target.entry.examples.match):
+            for diagnosis in ctx.scan(text).diagnoses:
+                if diagnosis.id != target.entry.id and not diagnosis.generic:
+                    others[diagnosis.id].append(index)
+        for other, indices in sorted(others.items()):
+            where = ", ".join(f"match[{i}]" for i in indices)
+            yield self.finding(target, f"'{other}' also fires on {where}: make the signatures more specific or relate them", "examples")
+
+
+class _BaselineValidator(Validator):
+    """Scan baseline logs once; a target entry that fires (above `max_confidence`) is a finding."""
+
+    kind: ClassVar[Literal["healthy", "honeypot"]]
+    max_confidence: ClassVar[float]
+
+    def finalize(self, ctx: Context) -> Iterator[Finding]:
+        targets = {target.entry.id: target for target in ctx.active_targets()}
+        for log in getattr(ctx.baselines, self.kind):
+            for diagnosis in ctx.scan_file(log).diagnoses:
+                target = targets.get(diagnosis.id)
+                if target is not None and diagnosis.confidence >= self.max_confidence:
+                    line = diagnosis.evidence[0].line if diagnosis.evidence else "?"
+                    message = f"fires on {self.kind} log {log}:{line} (confidence {diagnosis.confidence:.2f})"
+                    yield self.finding(target, message, "signatures")
+
+
+class HealthyLogsValidator(_BaselineValidator):
+    name = "healthy_logs"
+    description = "no entry fires on the healthy logs of logs_samples/labels.yaml"
+    kind = "healthy"
+    max_confidence = 0.0
+
+
+class HoneypotValidator(_BaselineValidator):
+    name = "honeypot"
+    description = f"no entry reaches confidence {HONEYPOT_MAX_CONFIDENCE} on the honeypot log (generic error chatter)"
+    kind = "honeypot"
+    max_confidence = HONEYPOT_MAX_CONFIDENCE
+
+
+class ExclusionNamesValidator(Validator):
+    name = "exclusions"
+    description = "validation.exclude names existing checks"
+
+    def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
+        known = {validator.name for validator in VALIDATORS}
+        for index, exclusion in enumerate(target.entry.validation.exclude):
+            if exclusion.validator not in known or exclusion.validator in UNSKIPPABLE:
+                message = f"cannot exclude '{exclusion.validator}' (excludable: {', '.join(sorted(known - UNSKIPPABLE))})"
+                yield self.finding(target, message, "validation", "exclude", index, "validator")
+
+
+VALIDATORS: tuple[type[Validator], ...] = (
+    SchemaValidator,
+    FileNameValidator,
+    CategoryFolderValidator,
+    KnownCategoryValidator,
+    UniqueIdValidator,
+    RegexSafetyValidator,
+    HasExamplesValidator,
+    ExamplesValidator,
+    ReferencesValidator,
+    PlaceholderValidator,
+    DraftValidator,
+    OverlapValidator,
+    HealthyLogsValidator,
+    HoneypotValidator,
+    ExclusionNamesValidator,
+)
+# file_name too: the loader refuses such a file whatever the entry says, so skipping the check would
+# let an entry validate that no scan ever loads.
+STRICT_CHECKS = frozenset({PlaceholderValidator.name, DraftValidator.name})
+"""Checks whose warnings are errors under --strict: unfinished entries do not ship."""
+UNSKIPPABLE = frozenset({"schema", "unique_id", "exclusions", "file_name"}) | STRICT_CHECKS
+
+
+def _strings(value: Any, loc: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:
+    if isinstance(value, str):
+        yield loc, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, (*loc, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, (*loc, index))
