@@ -1,7 +1,9 @@
-"""The triage app: ranked causes, their details and the log, over one scanner fed by a thread worker.
+"""The triage app: ranked causes, their details and the log.
 
-Workers never touch widgets: they post messages (triage.tui.messages) and the handlers here own
-every state change.
+The app keeps the screen. What it drives does the work: a `LogLoader` (the KB, reading and
+following the logs, in a thread worker), a `ProbeSession` (probes and the re-ranking they make) and
+a `ReportExport`. Workers never touch widgets: they post messages (triage.tui.messages) and the
+handlers here own every state change.
 """
 
 from __future__ import annotations
