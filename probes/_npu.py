@@ -57,7 +57,8 @@ def try_import() -> NpuImport:
     try:  # NPU-ONLY PATH, never run
         import torch
 
-        result.available = bool(torch.npu.is_available()) and torch.npu.device_count() > 0
+        # torch_npu adds torch.npu when imported: torch's own types do not know it.
+        result.available = bool(torch.npu.is_available()) and torch.npu.device_count() > 0  # type: ignore[attr-defined]
     except Exception as exc:
         result.error = f"torch_npu imported but device query failed: {one_line(exc)}"
     return result
@@ -92,7 +93,7 @@ def supports_inf_nan(npu: NpuImport) -> bool | None:
     if npu.module is None:
         return None
     try:
-        from torch_npu.npu.utils import is_support_inf_nan  # type: ignore[import-not-found]
+        from torch_npu.npu.utils import is_support_inf_nan
 
         return bool(is_support_inf_nan())
     except Exception:
@@ -104,7 +105,7 @@ def overflow_flag(npu: NpuImport, tensor: Any) -> bool | None:
     if npu.module is None:
         return None
     try:
-        from torch_npu.npu.utils import npu_check_overflow  # type: ignore[import-not-found]
+        from torch_npu.npu.utils import npu_check_overflow
 
         return bool(npu_check_overflow(tensor))
     except Exception:

@@ -138,7 +138,7 @@ def run_one(torch: Any, device_type: str, op: str) -> dict[str, Any]:
     dev = torch.device(device_type)
     torch.set_warn_always(True)  # MPS-style TORCH_WARN_ONCE would otherwise report only one op
     record: dict[str, Any] = {"op": op, "device": device_type}
-    out = None
+    out: Any = None
     with warnings.catch_warnings(record=True) as py_warnings, capture_fd2() as fd2:
         warnings.simplefilter("always")
         with _host_op_names(torch) as host_ops:
@@ -182,7 +182,8 @@ def _run_child(op: str, device_type: str, timeout: float) -> dict[str, Any]:
         return {"op": op, "verdict": verdict, "error": outcome.error, "stderr_tail": outcome.stderr_tail[-500:]}
     if outcome.result.get("status") != "ok" or not outcome.result.get("findings"):
         return {"op": op, "verdict": "error", "error": outcome.result.get("reason", "no result")}
-    return outcome.result["findings"][-1]["evidence"]
+    evidence: dict[str, Any] = outcome.result["findings"][-1]["evidence"]
+    return evidence
 
 
 def _findings(records: list[dict[str, Any]], device_type: str) -> list[Finding]:

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 from triage.engine.error_lines import SALIENCE, error_kind, message_of  # noqa: E402
 from triage.engine.nearest import FRAMES_SUFFIX  # noqa: E402
 from triage.engine.unclaimed import FRAME, MAX_FRAMES  # noqa: E402
-from triage.evaluate import load_cases  # noqa: E402
+from triage.kbtools.evaluate import load_cases  # noqa: E402
 from triage.kb.paths import NEIGHBOURS_FILE  # noqa: E402
 
 PER_CASE = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, SAMPLES
-from triage.evaluate import evaluate, load_cases
+from triage.kbtools.evaluate import evaluate, load_cases
 
 SHARED_LOGS = ROOT.parent / "shared" / "logs" / "dev"
 TOP1, TOP3 = 0.90, 0.97

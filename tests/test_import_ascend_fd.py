@@ -7,9 +7,9 @@ from pathlib import Path
 import yaml
 
 from triage.cli.main import main
-from triage.kb.ascend_fd import fixes, import_kg_config
-from triage.kb.samples import Baselines
-from triage.kb.validate import run_validators
+from triage.kbtools.ascend_fd import fixes, import_kg_config
+from triage.kbtools.samples import Baselines
+from triage.kbtools.validate import run_validators
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ascend_fd" / "kg-config.json"
 

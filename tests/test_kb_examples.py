@@ -13,7 +13,7 @@ ENTRIES = sorted(KB.entries.values(), key=lambda e: e.id)
 
 @pytest.fixture(scope="module")
 def checker(engine_kb, prefilter):
-    from triage.kb.examples import ExampleChecker
+    from triage.kbtools.examples import ExampleChecker
 
     return ExampleChecker(engine_kb, prefilter)
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from triage.cli.main import main
-from triage.kb.scaffold import ScaffoldError, key_lines, message_of, parse_range, regex_for
+from triage.kbtools.scaffold import ScaffoldError, key_lines, message_of, parse_range, regex_for
 
 LOG = """\
 2025-03-02 08:15:01 INFO trainer.py:412] step 120 | loss 1.8421 | lr 2.0e-05 | 5.3 it/s

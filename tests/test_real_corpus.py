@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 from triage.engine.context import JobContext
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
-from triage.evaluate import evaluate, load_cases
+from triage.kbtools.evaluate import evaluate, load_cases
 
 CORPUS = ROOT / "logs_samples" / "real"
 TEST_FLOOR = {"top1": 0.66, "top3": 0.72, "no_diagnosis": 0.09}

@@ -8,7 +8,8 @@ import pytest
 from rich.cells import cell_len
 
 from tests.conftest import SAMPLES
-from triage.cli.render import ELLIPSIS, make_console, render_scan
+from triage.cli.render import make_console, render_scan
+from triage.render.layout import ELLIPSIS
 from triage.results import EvidenceLine, Stats, replace
 
 ONE_ERROR_LOG = SAMPLES / "npu_oom-sft-fragmentation.log"

@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, Label
 
 from tui_support import ROOT, TRAIN_LOG, make_app, settle
-from triage.cli.render import probe_verdict
+from triage.render.parts import probe_verdict
 from triage.tui.screens.export import ExportScreen
 from triage.tui.screens.help import HelpScreen
 from triage.tui.widgets.detail import DetailPane, EvidenceList
@@ -179,12 +179,12 @@ async def test_follow_streams_new_lines_and_diagnoses(tmp_path: Path):
 
 
 async def test_worker_failure_is_shown(monkeypatch):
-    import triage.tui.app as app_module
+    import triage.tui.loading as loading
 
     def broken_kb(*_args, **_kwargs):
         raise RuntimeError("KB exploded")
 
-    monkeypatch.setattr(app_module, "load_engine_kb", broken_kb)
+    monkeypatch.setattr(loading, "load_reported_kb", broken_kb)
     app = make_app()
     async with app.run_test() as pilot:
         await settle(pilot)

@@ -8,8 +8,8 @@ import pytest
 
 from kb_helpers import entry_data, write_entry
 from triage.kb.regex_safety import unsafe_reason
-from triage.kb.samples import Baselines, load_baselines
-from triage.kb.validate import run_validators
+from triage.kbtools.samples import Baselines, load_baselines
+from triage.kbtools.validate import run_validators
 
 NO_BASELINES = Baselines()
 
@@ -42,7 +42,7 @@ def test_user_dir_may_override_a_shipped_id(tmp_path, monkeypatch):
     shipped, user = tmp_path / "shipped", tmp_path / "user"
     write_entry(shipped, entry_data("same-id"))
     write_entry(user, entry_data("same-id", title="User version"))
-    monkeypatch.setattr("triage.kb.validate.shipped_kb_dir", lambda: shipped)
+    monkeypatch.setattr("triage.kbtools.validators.shipped_kb_dir", lambda: shipped)
     report = validate(shipped, user)
     assert not [f for f in report.findings if f.validator == "unique_id"]
     # The shipped copy is replaced at scan time, so its examples are not held against it.

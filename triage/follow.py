@@ -193,8 +193,9 @@ class Follower:
     def _close_idle(self) -> None:
         open_ones = [f for f in self._followed.values() if f.handle is not None]
         for idle in sorted(open_ones, key=lambda f: f.active_at)[: max(0, len(open_ones) - self._max_open)]:
-            idle.handle.close()  # type: ignore[union-attr]
-            idle.handle = None
+            if idle.handle is not None:  # always, by the filter above; says so to the type checker
+                idle.handle.close()
+                idle.handle = None
 
     def _next_chunk(self, followed: _Followed) -> bytes | None:
         """The next bytes (b"" at the end for now), or None when the file cannot be read any more.

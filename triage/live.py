@@ -7,13 +7,20 @@ process can hand its merged stdout/stderr to `stream_lines`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
+from triage.engine.facts import ranked_result
 from triage.engine.scanner import Scanner
 from triage.events import Event, EventTracker, summary_event
 
 EventHandler = Callable[[Event], None]
 READ_SIZE = 64 << 10
+
+
+class ByteStream(Protocol):
+    """What `stream_lines` reads: a pipe, a file, or a job that hands out its output."""
+
+    def read(self, size: int, /) -> bytes: ...
 
 
 class LiveScan:
@@ -35,7 +42,7 @@ class LiveScan:
         self._publish(self.scanner.finish(source))
 
     def summary(self) -> Event:
-        return summary_event(self.scanner.result())
+        return summary_event(ranked_result(self.scanner))
 
     def _publish(self, newly: set[int]) -> None:
         # Re-ranking costs far more than matching, so it is redone only when some line matched:
@@ -44,11 +51,11 @@ class LiveScan:
         if not newly and seen == self._evidence_seen:
             return
         self._evidence_seen = seen
-        for event in self._tracker.events(self.scanner.result()):
+        for event in self._tracker.events(ranked_result(self.scanner)):
             self._on_event(event)
 
 
-def stream_lines(stream: BinaryIO, live: LiveScan, source: str, *, echo: BinaryIO | None = None) -> None:
+def stream_lines(stream: ByteStream, live: LiveScan, source: str, *, echo: BinaryIO | None = None) -> None:
     """Scan `stream` until end of file, reporting through `live` as soon as each chunk arrives.
 
     For pipes (a child's merged stdout and stderr): `read1` returns what is there instead of

@@ -12,6 +12,7 @@ import platform
 from collections.abc import Callable
 
 from triage import __version__
+from triage.render.parts import status_note
 from triage.redact import Redactor, mask_secret_values, redact_result, result_texts, this_host
 from triage.results import Diagnosis, FixResult, ScanResult
 
@@ -90,7 +91,8 @@ def _diagnosis_section(position: int, diagnosis: Diagnosis) -> list[str]:
     lines = [
         f"## {position}. {diagnosis.title}",
         "",
-        f"`{diagnosis.id}` · {diagnosis.category} · {diagnosis.severity} · confidence {diagnosis.confidence:.2f}",
+        f"`{diagnosis.id}` · {diagnosis.category} · {diagnosis.severity} · confidence {diagnosis.confidence:.2f}"
+        + (f" · {status_note(diagnosis)}" if status_note(diagnosis) else ""),
         "",
     ]
     if diagnosis.summary:
@@ -120,4 +122,6 @@ def _diagnosis_section(position: int, diagnosis: Diagnosis) -> list[str]:
         lines += ["**References:**", ""]
         lines += [f"- {ref.url or ref.document} ({ref.supports})" for ref in diagnosis.references]
         lines.append("")
+    if diagnosis.related:
+        lines += ["**Related entries:** " + ", ".join(f"`{entry_id}`" for entry_id in diagnosis.related), ""]
     return lines

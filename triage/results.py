@@ -118,6 +118,10 @@ class Diagnosis:
     """The safety net's guess for an error no entry knows: category from the nearest known failures."""
     resembles: list[str] = field(default_factory=list)
     """For a guess: ids of the KB entries whose examples are closest to the error."""
+    status: str | None = None
+    """The entry's status: a `draft` ranks below curated entries. None for a guess (no entry)."""
+    related: list[str] = field(default_factory=list)
+    """Ids of the KB entries the entry names as related."""
 
 
 @dataclass

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from triage.cli.scan_cmd import add_kb_option
+from triage.cli.common import EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "eval",
         help="measure accuracy on labelled logs",
@@ -31,31 +31,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--misses", action="store_true", help="list the cases whose top-1 category is wrong")
     parser.add_argument("--by-repo", action="store_true", help="also print figures per repository")
     parser.add_argument("--entries", action="store_true", help="also print precision and recall per entry")
-    add_kb_option(parser)
+    add_kb_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from triage.engine import load_engine_kb
-    from triage.evaluate import LabelError, evaluate, load_cases
+    from triage.kbtools.evaluate import LabelError, evaluate, load_cases
 
     try:
         cases = load_cases(Path(args.directory))
     except LabelError as exc:
         print(f"triage: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.split:
         cases = [case for case in cases if case.split == args.split]
         if not cases:
             print(f"triage: no case of split '{args.split}' in {args.directory}", file=sys.stderr)
-            return 2
-    kb, kb_errors = load_engine_kb(args.kb, include_shipped=args.shipped_kb)
-    for error in kb_errors:
-        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
+            return EXIT_USAGE
+    kb = load_scan_kb(args)
+    if kb is None:
+        return EXIT_USAGE
     bury_in = [case.file for case in cases if case.healthy] if args.bury else None
     if args.bury and not bury_in:
         print(f"triage: --bury needs healthy logs in {args.directory}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     report = evaluate(kb, cases, bury_in=bury_in)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         _print_report(report, args)
     for error in report.errors:
         print(f"triage: {error}", file=sys.stderr)
-    return 2 if report.errors else 0
+    return EXIT_USAGE if report.errors else EXIT_OK
 
 
 def _print_report(report: Any, args: argparse.Namespace) -> None:

@@ -9,7 +9,8 @@ from typing import Any, TextIO
 
 from rich.text import Text
 
-from triage.cli.render import SEVERITY_STYLE, diagnosis_renderable, make_console
+from triage.cli.render import diagnosis_renderable, make_console
+from triage.render.parts import SEVERITY_STYLE
 from triage.events import Event, material
 from triage.results import Diagnosis, ScanResult
 

@@ -8,16 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from triage.cli.scan_cmd import add_kb_option
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
+from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_kb_entries, load_scan_kb, warn
 LOCAL_KB_DIR = Path("kb-local")
 """Where new and imported entries go without --out or TRIAGE_KB_PATH: never the installed package."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "kb",
         help="list, show, create, validate and test knowledge-base entries",
@@ -26,19 +22,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "triage scan --kb kb-local x.log",
     )
     commands = parser.add_subparsers(dest="kb_command", metavar="SUBCOMMAND", required=True)
+    _register_browsing(commands)
+    _register_authoring(commands)
+    _register_converting(commands)
 
+
+def _register_browsing(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing = commands.add_parser("list", help="list entries")
     listing.add_argument("--category", metavar="C", help="only entries of category C")
     listing.add_argument("--json", action="store_true", help="print a JSON array")
-    add_kb_option(listing)
+    add_kb_options(listing)
     listing.set_defaults(func=run_list)
 
     show = commands.add_parser("show", help="show one entry")
     show.add_argument("id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print the entry as JSON")
-    add_kb_option(show)
+    add_kb_options(show)
     show.set_defaults(func=run_show)
 
+    stats = commands.add_parser("stats", help="counts by category, status, signature kind, examples")
+    stats.add_argument("--json", action="store_true")
+    add_kb_options(stats)
+    stats.set_defaults(func=run_stats)
+
+
+def _register_authoring(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     new = commands.add_parser(
         "new",
         help="draft a new entry from a log",
@@ -52,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("--category", metavar="C", help="category (default: that of the known entries matching the line, else other)")
     new.add_argument("--title", help="title (default: the error line)")
     new.add_argument("--force", action="store_true", help="replace an existing file")
-    add_kb_option(new)
+    add_kb_options(new)
     new.set_defaults(func=run_new)
 
     validate = commands.add_parser(
@@ -67,18 +75,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument(
         "--strict", action="store_true", help="also refuse unfinished entries: drafts and TODOs left are errors (CI)"
     )
-    add_kb_option(validate)
+    add_kb_options(validate)
     validate.set_defaults(func=run_validate)
 
     test = commands.add_parser("test", help="run the examples of the entries given (default: every entry)")
     test.add_argument("targets", nargs="*", metavar="DIR|ID", help="KB dirs (run over the shipped KB) or entry ids")
-    add_kb_option(test)
+    add_kb_options(test)
     test.set_defaults(func=run_test)
 
-    stats = commands.add_parser("stats", help="counts by category, status, signature kind, examples")
-    stats.add_argument("--json", action="store_true")
-    add_kb_option(stats)
-    stats.set_defaults(func=run_stats)
+
+def _register_converting(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    migrate = commands.add_parser(
+        "migrate",
+        help="rewrite entries written in an old schema form to the current one",
+        description="Rewrite, in place, the entries under each DIR that use an old form (today: `extract_kind` "
+        "beside `extract`; now each extracted value is written once, its kind beside its name). Other lines, "
+        "comments and quoting stay; entries already current are not touched, so running it twice changes nothing.",
+    )
+    migrate.add_argument("dirs", nargs="+", metavar="DIR", help="KB dirs to rewrite")
+    migrate.add_argument("--check", action="store_true", help="write nothing; exit 1 if an entry needs rewriting")
+    migrate.set_defaults(func=run_migrate)
 
     importer = commands.add_parser(
         "import-ascend-fd",
@@ -93,18 +109,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.set_defaults(func=run_import)
 
 
-def _load(args: argparse.Namespace) -> Any:
-    from triage.kb.loader import load_kb
-    from triage.kb.paths import kb_dirs
-
-    kb, errors = load_kb(kb_dirs(args.kb, include_shipped=args.shipped_kb), strict=False)
-    for error in errors:
-        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
-    return kb
-
-
 def run_list(args: argparse.Namespace) -> int:
-    kb = _load(args)
+    kb, _ = load_kb_entries(args)
     entries = sorted(
         (e for e in kb.entries.values() if args.category in (None, e.category)), key=lambda e: (e.category, e.id)
     )
@@ -118,7 +124,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    kb = _load(args)
+    kb, _ = load_kb_entries(args)
     entry = kb.get(args.id)
     if entry is None:
         print(f"triage: no KB entry with id '{args.id}' (see `triage kb list`)", file=sys.stderr)
@@ -135,9 +141,9 @@ def run_show(args: argparse.Namespace) -> int:
 def run_new(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from triage.engine import load_engine_kb
-    from triage.kb.scaffold import ScaffoldError, draft_entry, parse_range, read_log
-    from triage.kb.writer import write_entry
+    from triage.engine.setup import load_reported_kb
+    from triage.kbtools.scaffold import ScaffoldError, draft_entry, parse_range, read_log
+    from triage.kbtools.writer import write_entry
 
     if args.log is None and sys.stdin.isatty():
         print("triage: no log: give --from LOG, or pipe a log into `triage kb new`", file=sys.stderr)
@@ -145,7 +151,8 @@ def run_new(args: argparse.Namespace) -> int:
     try:
         line_range = parse_range(args.lines) if args.lines else None
         lines = read_log(Path(args.log) if args.log else None, sys.stdin, line_range)
-        kb, _ = load_engine_kb(args.kb, include_shipped=args.shipped_kb)
+        # An empty KB is said but still drafts: the category is then `other`, for the user to pick.
+        kb = load_reported_kb(args.kb, include_shipped=args.shipped_kb, warn=warn)
         draft = draft_entry(lines, kb, entry_id=args.entry_id, category=args.category, title=args.title)
     except ScaffoldError as exc:
         print(f"triage: {exc}", file=sys.stderr)
@@ -196,8 +203,9 @@ def _target_dir(explicit: str | None, *, allow_local: bool) -> Path:
 def run_validate(args: argparse.Namespace) -> int:
     from triage.kb.loader import KBError
     from triage.kb.paths import kb_dirs
-    from triage.kb.samples import default_samples_dir, load_baselines
-    from triage.kb.validate import VALIDATORS, run_validators
+    from triage.kbtools.samples import default_samples_dir, load_baselines
+    from triage.kbtools.validate import run_validators
+    from triage.kbtools.validators import VALIDATORS
 
     if args.list_validators:
         for validator in VALIDATORS:
@@ -220,21 +228,16 @@ def run_validate(args: argparse.Namespace) -> int:
             print(finding)
         excluded = f", {report.excluded} excluded by entries" if report.excluded else ""
         print(f"{report.entries} entries: {report.errors} errors, {report.warnings} warnings{excluded}")
-    return EXIT_FAILED if report.errors else EXIT_OK
+    return EXIT_FOUND if report.errors else EXIT_OK
 
 
 def run_test(args: argparse.Namespace) -> int:
-    from triage.engine import load_engine_kb
-    from triage.kb.examples import ExampleChecker
-    from triage.kb.loader import load_kb
-    from triage.kb.paths import kb_dirs
+    from triage.kbtools.examples import ExampleChecker
 
     dirs = [target for target in args.targets if Path(target).is_dir()]
     ids = [target for target in args.targets if target not in dirs]
     # The dirs given run over the shipped KB and --kb dirs, as a scan with --kb would see them.
-    kb, errors = load_kb(kb_dirs([*args.kb, *dirs], include_shipped=args.shipped_kb), strict=False)
-    for error in errors:
-        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
+    kb, skipped = load_kb_entries(args, dirs)
     unknown = [entry_id for entry_id in ids if entry_id not in kb.entries]
     if unknown:
         print(f"triage: no KB dir or entry id: {', '.join(unknown)} (see `triage kb list`)", file=sys.stderr)
@@ -246,7 +249,9 @@ def run_test(args: argparse.Namespace) -> int:
         if not args.targets or entry.id in ids or any(kb.sources[entry.id].path.resolve().is_relative_to(r) for r in roots)
     ]
     # The cached compiled KB (and its prefilter) saves seconds of compiling on every run.
-    compiled, _ = load_engine_kb([*args.kb, *dirs], include_shipped=args.shipped_kb)
+    compiled = load_scan_kb(args, dirs)
+    if compiled is None:
+        return EXIT_USAGE
     checker = ExampleChecker(compiled)
     failed = 0
     for entry in sorted(chosen, key=lambda e: e.id):
@@ -261,13 +266,13 @@ def run_test(args: argparse.Namespace) -> int:
         for failure in failures:
             print(f"     {failure.kind}[{failure.index}]: {failure.message}")
     print(f"{len(chosen) - failed} passed, {failed} failed")
-    return EXIT_FAILED if failed or errors else EXIT_OK
+    return EXIT_FOUND if failed or skipped else EXIT_OK
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from triage.kb.stats import kb_stats
+    from triage.kbtools.stats import kb_stats
 
-    stats = kb_stats(_load(args))
+    stats = kb_stats(load_kb_entries(args)[0])
     if args.json:
         print(json.dumps(stats, ensure_ascii=False))
         return EXIT_OK
@@ -281,8 +286,27 @@ def run_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_migrate(args: argparse.Namespace) -> int:
+    from triage.kbtools.migrate import migrate_dir
+
+    pending = failed = 0
+    for directory in map(Path, args.dirs):
+        if not directory.is_dir():
+            print(f"triage: {directory}: not a KB directory", file=sys.stderr)
+            return EXIT_USAGE
+        report = migrate_dir(directory, write=not args.check)
+        for path in report.rewritten:
+            print(f"{'needs rewriting' if args.check else 'rewrote'} {path}")
+        for problem in report.failed:
+            print(f"triage: {problem}", file=sys.stderr)
+        pending += len(report.rewritten)
+        failed += len(report.failed)
+        print(f"{directory}: {len(report.rewritten)} {'to rewrite' if args.check else 'rewritten'}, {report.current} current")
+    return EXIT_FOUND if failed or (args.check and pending) else EXIT_OK
+
+
 def run_import(args: argparse.Namespace) -> int:
-    from triage.kb.ascend_fd import AscendFdError, import_kg_config
+    from triage.kbtools.ascend_fd import AscendFdError, import_kg_config
 
     try:
         out = _target_dir(args.out, allow_local=False)

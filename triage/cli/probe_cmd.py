@@ -10,15 +10,15 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from triage.probing import DEFAULT_TIMEOUT, PYTHON_ENV
 
 if TYPE_CHECKING:
     from triage.probing.models import ProbeResult
 
-EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("probe", help="run live device probes that confirm or rule out causes")
     sub = parser.add_subparsers(dest="probe_command", required=True)
     sub.add_parser("list", help="list the available probes").set_defaults(func=run)
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
                                     extra_args=extra.get(n, ())) for n in names]
     except runner.UnknownProbeError as exc:
         print(f"triage probe: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_USAGE
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
     else:
@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 def exit_code(results: list[ProbeResult]) -> int:
     statuses = {r.status for r in results}
     if "error" in statuses:
-        return EXIT_ERROR
-    return EXIT_FINDING if "finding" in statuses else EXIT_OK
+        return EXIT_USAGE
+    return EXIT_FOUND if "finding" in statuses else EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,6 @@
 """Human output of a scan, with rich: the likeliest cause in full, one line for each other.
 
-Prose wraps under its own indent; log lines, paths and code never wrap: they are cut to the
-width with an ellipsis, so that an evidence line stays one line and code stays valid-looking.
+The pieces the TUI draws too (fixes, verdicts, one-line text) are in triage.render.
 """
 
 from __future__ import annotations
@@ -11,23 +10,29 @@ import sys
 from collections.abc import Iterable
 from typing import IO, Any
 
-from rich.cells import get_character_cell_size
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.segment import Segment
-from rich.syntax import Syntax
+from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from triage.engine.values import human_size
-from triage.results import Diagnosis, FixResult, ScanResult
+from triage.render.layout import Hanging, OneLine
+from triage.render.parts import (
+    INCONCLUSIVE,
+    SEVERITY_STYLE,
+    confidence_bar,
+    fix_renderable,
+    probe_device,
+    probe_messages,
+    probe_verdict,
+    status_note,
+    where_text,
+)
+from triage.results import Diagnosis, ScanResult
 
-SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
 PIPED_WIDTH = 80
 """Width when stdout is no terminal (and COLUMNS is unset): what a pasted issue or CI log shows."""
-ELLIPSIS = "…"
 INDENT = 3
 BRIEF_EVIDENCE = 2
 BRIEF_FIXES = 3
-INCONCLUSIVE = "inconclusive here"
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
@@ -42,122 +47,12 @@ def make_console(file: IO[str] | None = None) -> Console:
     return Console(file=stream, width=PIPED_WIDTH if piped else None, highlight=False)
 
 
-def _chars_within(text: str, cells: int) -> int:
-    """How many leading characters of `text` fit in `cells` columns (wide CJK characters count 2)."""
-    used = 0
-    for index, char in enumerate(text):
-        used += get_character_cell_size(char)
-        if used > cells:
-            return index
-    return len(text)
-
-
-class OneLine:
-    """Text that never wraps: cut to the width it is given, with `…`.
-
-    `at_word` ends the cut on a word boundary when one is near (prose, log lines); code is cut at
-    the width. With `keep_end` the start is cut instead: `…/long/path/train.log:56` keeps the line.
-    """
-
-    def __init__(self, text: Text, *, at_word: bool = True, keep_end: bool = False) -> None:
-        self.text = text
-        self.at_word = at_word
-        self.keep_end = keep_end
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = options.max_width
-        text = self.text.copy()
-        if text.cell_len > width:
-            text = self._cut_start(text, width) if self.keep_end else self._cut(text, width)
-        text.no_wrap = True
-        text.overflow = "crop"
-        yield text
-
-    def _cut(self, text: Text, width: int) -> Text:
-        keep = _chars_within(text.plain, width - 1)
-        word_end = text.plain.rfind(" ", 0, keep + 1)
-        if self.at_word and word_end > keep // 2:
-            keep = word_end
-        cut = text[:keep]
-        cut.rstrip()
-        cut.append(ELLIPSIS, style="dim")
-        return cut
-
-    @staticmethod
-    def _cut_start(text: Text, width: int) -> Text:
-        plain = text.plain
-        drop = len(plain) - _chars_within(plain[::-1], width - 1)
-        return Text.assemble((ELLIPSIS, "dim"), text[drop:])
-
-
-class Hanging:
-    """`body` to the right of `label` (or of `indent` blanks), wrapped lines keeping that indent.
-
-    Unlike rich's Padding it adds no trailing blanks, which piped output would carry.
-    """
-
-    def __init__(self, body: RenderableType, label: Text | str = "", *, indent: int | None = None) -> None:
-        self.body = body
-        self.label = label if isinstance(label, Text) else Text(label)
-        self.indent = indent if indent is not None else self.label.cell_len
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        inner = options.update_width(max(1, options.max_width - self.indent))
-        blank = Segment(" " * self.indent)
-        for number, line in enumerate(console.render_lines(self.body, inner, pad=False)):
-            if number == 0 and self.label:
-                yield from self.label.render(console)
-                yield Segment(" " * (self.indent - self.label.cell_len))
-            else:
-                yield blank
-            yield from line
-            yield Segment.line()
-
-
-def code_block(code: str, language: str, theme: str) -> Group:
-    """Highlighted code, one row per line, never wrapped: a wrapped line is no longer valid code."""
-    highlighted = Syntax(code, language, theme=theme).highlight(code.rstrip())
-    return Group(*(OneLine(line, at_word=False) for line in highlighted.split("\n")))
-
-
-def confidence_bar(confidence: float, width: int = 10) -> str:
-    filled = round(confidence * width)
-    return "█" * filled + "░" * (width - filled)
-
-
 def _extracted_text(diagnosis: Diagnosis) -> str:
     parts = []
     for name, value in diagnosis.extracted.items():
         shown = human_size(value) if isinstance(value, int) and name.endswith(("bytes", "size")) else value
         parts.append(f"{name}={shown}")
     return ", ".join(parts)
-
-
-def fix_renderable(
-    label: str, fix: FixResult, *, theme: str = "ansi_dark", title_style: str = "bold", full: bool = True
-) -> Hanging:
-    """One fix: its title after `label`, then description, a shell block (env, commands), code before/after.
-
-    Brief (`full=False`): the title, the shell block and the code to write, nothing else.
-    Shared by the CLI and the TUI's detail pane (which passes its theme and a selection style).
-    """
-    parts: list[RenderableType] = [Text(fix.title, style=title_style)]
-    if fix.description and full:
-        parts.append(Text(" ".join(fix.description.split()), style="dim"))
-    shell = [f"export {name}={value}" for name, value in fix.env.items()] + [f"$ {command}" for command in fix.commands]
-    if shell:
-        parts.append(code_block("\n".join(shell), "bash", theme))
-    if fix.code is not None:
-        shown = (("before:", fix.code.before), ("after:", fix.code.after)) if full else (("change to:", fix.code.after),)
-        for heading, code in shown:
-            parts += [Text(heading, style="dim"), code_block(code, fix.code.language, theme)]
-    return Hanging(Group(*parts), Text(f"{label} ", style=title_style))
-
-
-def where_text(diagnosis: Diagnosis) -> str:
-    """'rank 3 · root', 'rank 3', 'root' or '': only what the log told."""
-    rank = f"rank {diagnosis.rank}" if diagnosis.rank is not None else ""
-    return " · ".join(part for part in (rank, diagnosis.role or "") if part)
 
 
 def _evidence(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
@@ -177,6 +72,7 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis, *, full: bool = Fa
         (f"{confidence_bar(diagnosis.confidence)} {diagnosis.confidence:.2f}", style),
         (f"  [{diagnosis.category}] {diagnosis.id}", "dim"),
         ("  guess" if diagnosis.guess else "  family rule" if diagnosis.family else "", "yellow"),
+        (f"  {status_note(diagnosis)}" if status_note(diagnosis) else "", "yellow"),
     )
     body: list[RenderableType] = [Text(diagnosis.title, style="bold")]
     where = where_text(diagnosis)
@@ -241,33 +137,8 @@ def _probe_lines(result: ScanResult) -> Iterable[Text]:
     for probe in result.probes:
         verdict = probe_verdict(probe)
         # An inconclusive verdict already quotes the findings as its reason.
-        findings = "" if verdict.startswith(INCONCLUSIVE) else "; ".join(_messages(probe))
-        yield Text(f"probe {probe.get('probe')} on {_device(probe)}: {verdict}. {findings}".rstrip(), style="magenta")
-
-
-def probe_verdict(result: dict[str, Any]) -> str:
-    """What a probe result means for the causes, in a few words.
-
-    A probe whose findings neither confirm nor rule out any cause measured nothing that matters
-    here (the allocator probe on a CPU): `ok` would read as "all clear", so it says inconclusive.
-    """
-    status = str(result.get("status", "?"))
-    findings = [f for f in result.get("findings") or [] if isinstance(f, dict)]
-    if status == "skipped":
-        return f"{INCONCLUSIVE}: {result.get('reason') or 'it cannot measure on this machine'}"
-    if status != "ok" or any(f.get("confirms") or f.get("rules_out") for f in findings):
-        return status + (f": {result['reason']}" if status == "error" and result.get("reason") else "")
-    why = "; ".join(_messages(result)) or f"no finding on {_device(result)}"
-    return f"{INCONCLUSIVE}: confirms or rules out no cause ({why})"
-
-
-def _messages(result: dict[str, Any]) -> list[str]:
-    return [str(f.get("message", "")) for f in result.get("findings") or [] if isinstance(f, dict)]
-
-
-def _device(result: dict[str, Any]) -> str:
-    device = result.get("device")
-    return str(device.get("type", "?")) if isinstance(device, dict) else str(device or "?")
+        findings = "" if verdict.startswith(INCONCLUSIVE) else "; ".join(probe_messages(probe))
+        yield Text(f"probe {probe.get('probe')} on {probe_device(probe)}: {verdict}. {findings}".rstrip(), style="magenta")
 
 
 def render_scan(result: ScanResult, console: Console | None = None, *, verbose: bool = False) -> None:

@@ -7,13 +7,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from triage.cli.scan_cmd import EXIT_USAGE, add_kb_option, load_cli_kb
+from triage.cli.common import EXIT_USAGE, add_kb_options, load_scan_kb
 from triage.instrument.job import DEFAULT_GRACE_SECONDS
 
 SOURCE = "<job>"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
         help="run a job instrumented, triaging its output live",
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="after forwarding Ctrl-C or SIGTERM to the job, SIGKILL its process group if it is still there "
         f"S seconds later (default {DEFAULT_GRACE_SECONDS:g})",
     )
-    add_kb_option(parser)
+    add_kb_options(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the job to run")
     parser.set_defaults(func=run)
 
@@ -42,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from triage.cli.event_output import EventPrinter
     from triage.engine import Scanner
+    from triage.engine.facts import ranked_result
     from triage.engine.probe_evidence import apply_probe_results
     from triage.events import Event, summary_event
     from triage.instrument.job import Job
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         print("triage: no command: use `triage run -- CMD ARGS`", file=sys.stderr)
         return EXIT_USAGE
-    kb = load_cli_kb(args.kb, include_shipped=args.shipped_kb)
+    kb = load_scan_kb(args)
     if kb is None:
         return EXIT_USAGE
     with tempfile.TemporaryDirectory(prefix="triage-run-") as scratch:
@@ -71,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
         # Whatever stops the stream (the job's end, a forwarded signal, a closed stdout), leaving
         # the block stops what is left of the job's group.
         with Job(child, grace=args.grace) as job:
-            stream_lines(job, live, SOURCE, echo=echo)  # type: ignore[arg-type]
+            stream_lines(job, live, SOURCE, echo=echo)
         code = job.stop()
         record = read_record(record_path)
-        result = live.scanner.result()
+        result = ranked_result(live.scanner)
         if record:
             result = apply_probe_results(result, [record_as_probe_result(record)])
         summary: Event = summary_event(result)

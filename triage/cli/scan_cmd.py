@@ -7,46 +7,18 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb, positive_int, unit_float, warn
+
 if TYPE_CHECKING:
-    from triage.engine.compiled import CompiledKB
+    from triage.cli.progress import ProgressReporter
+    from triage.engine.scanner import Scanner
+    from triage.results import ScanResult
 
-EXIT_NOTHING_FOUND = 0
-EXIT_FOUND = 1
-EXIT_USAGE = 2
 PROBED_DIAGNOSES = 3
+INTERRUPTED = "interrupted: results cover what was read so far"
 
 
-def add_kb_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--kb",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra KB directory merged over the shipped KB (repeatable; the same id overrides). "
-        "TRIAGE_KB_PATH adds more.",
-    )
-    parser.add_argument(
-        "--no-shipped-kb",
-        dest="shipped_kb",
-        action="store_false",
-        help="use only the KB directories given with --kb and TRIAGE_KB_PATH",
-    )
-
-
-def load_cli_kb(extra_dirs: list[str], *, include_shipped: bool = True) -> CompiledKB | None:
-    """The KB for a command, with skipped entries reported on stderr; None (reported) when it is empty."""
-    from triage.engine import load_engine_kb
-
-    kb, kb_errors = load_engine_kb(extra_dirs, include_shipped=include_shipped)
-    for error in kb_errors:
-        print(f"triage: warning: skipped KB entry: {error}", file=sys.stderr)
-    if not kb.entries:
-        print("triage: the knowledge base is empty; check --kb and TRIAGE_KB_PATH", file=sys.stderr)
-        return None
-    return kb
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "scan",
         help="scan logs and rank the likely causes",
@@ -56,9 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="log files; '-' or nothing reads standard input")
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract (version 1)")
-    parser.add_argument("--top", type=_positive_int, default=None, metavar="N", help="show at most N diagnoses")
+    parser.add_argument("--top", type=positive_int, default=None, metavar="N", help="show at most N diagnoses")
     parser.add_argument(
-        "--min-confidence", type=_unit_float, default=0.0, metavar="X", help="hide diagnoses below confidence X (0-1)"
+        "--min-confidence", type=unit_float, default=0.0, metavar="X", help="hide diagnoses below confidence X (0-1)"
     )
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="human output: every diagnosis in full (summary, all causes, evidence, fixes)"
@@ -69,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar on stderr")
     parser.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="worker processes for big plain files (default: the cores; results are the same as with 1)",
@@ -89,49 +61,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)")
     parser.add_argument("--probe-timeout", type=float, default=60.0, metavar="S", help="seconds per probe (default 60)")
-    add_kb_option(parser)
+    add_kb_options(parser)
     parser.set_defaults(func=run)
-
-
-def _positive_int(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return number
-
-
-def _unit_float(value: str) -> float:
-    number = float(value)
-    if not 0.0 <= number <= 1.0:
-        raise argparse.ArgumentTypeError("must be between 0 and 1")
-    return number
 
 
 def run(args: argparse.Namespace) -> int:
     from triage.engine import Scanner
-    from triage.scanning import scan_sources
+    from triage.engine.facts import ranked_result
 
     paths = args.paths or ["-"]
     if paths == ["-"] and sys.stdin.isatty():
         print("triage: no input: give log files, or pipe a log into `triage scan`", file=sys.stderr)
         return EXIT_USAGE
-    kb = load_cli_kb(args.kb, include_shipped=args.shipped_kb)
+    kb = load_scan_kb(args)
     if kb is None:
         return EXIT_USAGE
     scanner = Scanner(kb)
-    progress = None if args.no_progress else _progress_reporter(paths)
-    try:
-        from triage.parallel import default_jobs
-
-        jobs = args.jobs or default_jobs()
-        errors = scan_sources(scanner, paths, progress=progress.update if progress else None, jobs=jobs)
-    except KeyboardInterrupt:
-        errors = ["interrupted: results cover what was read so far"]
-        scanner.note_error(errors[0])
-    finally:
-        if progress:
-            progress.close()
-    result = scanner.result(top=args.top, min_confidence=args.min_confidence)
+    errors = _scan(scanner, paths, args)
+    result = ranked_result(scanner, top=args.top, min_confidence=args.min_confidence)
     if args.probe:
         result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
     environment: dict[str, str] = {}
@@ -147,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         errors = [redactor(error) for error in errors]
         result = redact_result(result, redactor)
     for error in errors:
-        print(f"triage: {error}", file=sys.stderr)
+        warn(error)
     if args.report:
         from triage.report import build_report
 
@@ -157,9 +104,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"triage: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
     if result.diagnoses:
-        code = EXIT_NOTHING_FOUND if args.exit_zero else EXIT_FOUND
+        code = EXIT_OK if args.exit_zero else EXIT_FOUND
     else:
-        code = EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_NOTHING_FOUND
+        code = EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_OK
     try:
         _print_result(result, as_json=args.json, verbose=args.verbose)
     except BrokenPipeError:
@@ -170,7 +117,27 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _print_result(result, *, as_json: bool, verbose: bool) -> None:  # type: ignore[no-untyped-def]
+def _scan(scanner: Scanner, paths: list[str], args: argparse.Namespace) -> list[str]:
+    """Feed every source to `scanner`, with a progress line on big inputs; the one-line input errors.
+
+    Ctrl-C ends the reading, not the command: what was read so far is still ranked and printed.
+    """
+    from triage.parallel import default_jobs
+    from triage.scanning import scan_sources
+
+    progress = None if args.no_progress else _progress_reporter(paths)
+    try:
+        jobs = args.jobs or default_jobs()
+        return scan_sources(scanner, paths, progress=progress.update if progress else None, jobs=jobs)
+    except KeyboardInterrupt:
+        scanner.note_error(INTERRUPTED)
+        return [INTERRUPTED]
+    finally:
+        if progress:
+            progress.close()
+
+
+def _print_result(result: ScanResult, *, as_json: bool, verbose: bool) -> None:
     if as_json:
         from triage.results import to_json
 
@@ -183,7 +150,7 @@ def _print_result(result, *, as_json: bool, verbose: bool) -> None:  # type: ign
     sys.stdout.flush()  # inside the caller's BrokenPipeError guard, not at exit
 
 
-def _probe_and_rerank(result, *, python: str | None, timeout: float):  # type: ignore[no-untyped-def]
+def _probe_and_rerank(result: ScanResult, *, python: str | None, timeout: float) -> ScanResult:
     """Run the probes named by the top diagnoses (each once) and fold their findings into the ranking."""
     from triage.engine.probe_evidence import apply_probe_results
     from triage.probing.runner import run_probes
@@ -200,7 +167,7 @@ def _probe_and_rerank(result, *, python: str | None, timeout: float):  # type: i
     return apply_probe_results(result, [probe.model_dump(mode="json") for probe in probed])
 
 
-def _progress_reporter(paths: list[str]):  # type: ignore[no-untyped-def]
+def _progress_reporter(paths: list[str]) -> ProgressReporter | None:
     from triage.cli.progress import ProgressReporter
 
     return ProgressReporter.for_paths(paths)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 import time
 
-from triage.cli.scan_cmd import EXIT_FOUND, EXIT_NOTHING_FOUND, EXIT_USAGE, add_kb_option, load_cli_kb
+from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb, positive_float, warn
 
 SEVERITIES = ("critical", "error", "warning", "info")
 """Worst first, as `--exit-on` reads them."""
 DEFAULT_INTERVAL = 0.05
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "tail",
         help="follow logs and report failures as they happen",
@@ -37,25 +36,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="exit with code 1 as soon as a diagnosis this severe or worse appears (critical|error|warning|info)",
     )
     parser.add_argument(
-        "--interval", type=_positive_float, default=DEFAULT_INTERVAL, metavar="SECONDS", help="poll interval (default 0.05)"
+        "--interval", type=positive_float, default=DEFAULT_INTERVAL, metavar="SECONDS", help="poll interval (default 0.05)"
     )
-    add_kb_option(parser)
+    add_kb_options(parser)
     parser.set_defaults(func=run)
-
-
-def _positive_float(value: str) -> float:
-    number = float(value)
-    if number <= 0:
-        raise argparse.ArgumentTypeError("must be above 0")
-    return number
 
 
 def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _warn(message: str) -> None:
-    print(f"triage: {message}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from triage.follow import Follower
     from triage.live import LiveScan
 
-    kb = load_cli_kb(args.kb, include_shipped=args.shipped_kb)
+    kb = load_scan_kb(args)
     if kb is None:
         return EXIT_USAGE
     printer = EventPrinter(as_json=args.json)
@@ -81,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     live = LiveScan(Scanner(kb), on_event)
     # A job wrapper stops us with SIGTERM: give it the same summary as Ctrl-C.
     signal.signal(signal.SIGTERM, _interrupt)
-    follower = Follower(args.paths, live, from_start=args.from_start, notify=_warn)
+    follower = Follower(args.paths, live, from_start=args.from_start, notify=warn)
     try:
         # The flag is checked once per poll: a poll reads at most a few MiB per file.
         while True:
@@ -94,4 +82,4 @@ def run(args: argparse.Namespace) -> int:
     follower.close()
     summary = live.summary()
     printer(summary)
-    return EXIT_FOUND if summary.result is not None and summary.result.diagnoses else EXIT_NOTHING_FOUND
+    return EXIT_FOUND if summary.result is not None and summary.result.diagnoses else EXIT_OK

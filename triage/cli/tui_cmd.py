@@ -7,13 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from triage.cli.scan_cmd import add_kb_option
-
-EXIT_OK = 0
-EXIT_USAGE = 2
+from triage.cli.common import EXIT_OK, EXIT_USAGE, add_kb_options
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "tui",
         help="browse causes, fixes and the log interactively",
@@ -27,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--report", type=Path, default=Path("triage-report.md"), metavar="FILE", help="where e writes the report"
     )
-    add_kb_option(parser)
+    add_kb_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -45,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here so that `triage scan` never pays for textual.
     from triage.tui.app import TriageApp
 
-    app = TriageApp(paths, kb_dirs=args.kb, follow=args.follow, stdin_data=stdin_data, redact=args.redact, report_path=args.report)
+    app = TriageApp(paths, kb_dirs=args.kb, include_shipped_kb=args.shipped_kb, follow=args.follow, stdin_data=stdin_data, redact=args.redact, report_path=args.report)
     app.run()
     return EXIT_OK
 

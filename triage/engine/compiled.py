@@ -87,7 +87,7 @@ class CompiledSignature:
     """The regex to search (text signatures escaped); None for fuzzy signatures."""
     fuzzy_template: str | None
     exclude_sources: tuple[str, ...]
-    extract_sources: tuple[tuple[str, str | None, "ExtractKind"], ...]
+    extract_sources: tuple[tuple[str, str | None, ExtractKind], ...]
     """(name, regex with one group, or None for a named group of the signature's regex, kind)."""
 
     @cached_property
@@ -99,7 +99,7 @@ class CompiledSignature:
         return tuple(re.compile(p, re.IGNORECASE) for p in self.exclude_sources)
 
     @cached_property
-    def extract(self) -> tuple[tuple[str, re.Pattern[str] | None, "ExtractKind"], ...]:
+    def extract(self) -> tuple[tuple[str, re.Pattern[str] | None, ExtractKind], ...]:
         return tuple(
             (name, re.compile(p, re.IGNORECASE) if p is not None else None, kind) for name, p, kind in self.extract_sources
         )
@@ -136,9 +136,10 @@ class EntryCard:
     fixes: tuple[dict[str, Any], ...]
     probes: tuple[str, ...]
     references: tuple[dict[str, Any], ...]
+    related: tuple[str, ...]
 
     @classmethod
-    def of(cls, entry: "Entry") -> EntryCard:
+    def of(cls, entry: Entry) -> EntryCard:
         return cls(
             id=entry.id,
             category=entry.category,
@@ -162,7 +163,12 @@ class EntryCard:
             fixes=tuple(fix.model_dump(mode="json") for fix in entry.fixes),
             probes=tuple(entry.probes),
             references=tuple(ref.model_dump(mode="json") for ref in entry.references),
+            related=tuple(entry.related),
         )
+
+
+PrefilterState = tuple[bytes, list[str]]
+"""A backend's serialized database and the patterns it could not take."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +179,7 @@ class CompiledKB:
     """Indices of text and regex signatures."""
     fuzzy: tuple[int, ...]
     """Indices of fuzzy signatures."""
-    prefilter_state: dict[str, object] = field(default_factory=dict, compare=False)
+    prefilter_state: dict[str, PrefilterState] = field(default_factory=dict, compare=False)
     """Serialized prefilter databases by backend, so a cached KB skips compiling them."""
     neighbours: tuple[Neighbour, ...] = ()
     """Labelled error lines for the safety net's nearest-neighbour guess."""
@@ -194,14 +200,14 @@ class CompiledKB:
 
 
 def _compile_signature(
-    index: int, entry_index: int, cause: str | None, sig: "Signature", *, against: bool = False
+    index: int, entry_index: int, cause: str | None, sig: Signature, *, against: bool = False
 ) -> CompiledSignature:
     regex_source = re.escape(sig.text) if sig.text is not None else sig.regex
-    extract: list[tuple[str, str | None, "ExtractKind"]] = []
+    extract: list[tuple[str, str | None, ExtractKind]] = []
     if regex_source is not None:
-        names = re.compile(regex_source).groupindex
-        extract += [(name, None, sig.extract_kind.get(name, "str")) for name in names]
-    extract += [(name, pattern, sig.extract_kind.get(name, "str")) for name, pattern in sig.extract.items()]
+        groups = re.compile(regex_source).groupindex
+        extract += [(name, None, sig.extract[name].kind if name in sig.extract else "str") for name in groups]
+    extract += [(name, e.regex, e.kind) for name, e in sig.extract.items() if e.regex is not None]
     return CompiledSignature(
         index=index,
         entry=entry_index,
@@ -218,7 +224,7 @@ def _compile_signature(
     )
 
 
-def compile_kb(kb: "KnowledgeBase") -> CompiledKB:
+def compile_kb(kb: KnowledgeBase) -> CompiledKB:
     models = sorted(kb.entries.values(), key=lambda e: e.id)
     signatures: list[CompiledSignature] = []
     for entry_index, entry in enumerate(models):
@@ -239,7 +245,7 @@ def compile_kb(kb: "KnowledgeBase") -> CompiledKB:
     )
 
 
-def _neighbours(models: list["Entry"], rows: list[tuple[str, str, str]]) -> tuple[Neighbour, ...]:
+def _neighbours(models: list[Entry], rows: list[tuple[str, str, str]]) -> tuple[Neighbour, ...]:
     """Every error line of the entries' match examples, then the neighbours files' rows, deduplicated.
 
     A wrapper's lines (EZ9999, ERR00100) say nothing of the failure's category: they are labelled
@@ -261,7 +267,7 @@ def _neighbours(models: list["Entry"], rows: list[tuple[str, str, str]]) -> tupl
     return tuple(row for (masked, category), row in out.items() if category == WRAPPER or masked not in wrapped)
 
 
-def _example_lines(entry: "Entry") -> list[str]:
+def _example_lines(entry: Entry) -> list[str]:
     lines = []
     for example in entry.examples.match:
         rows = example.splitlines()

@@ -145,7 +145,7 @@ class JobContext:
 
     def fits(self, applies_to: dict[str, list[str]]) -> bool | None:
         """True when the log shows a value the fix is for, False when it shows only others, None when silent."""
-        verdicts = []
+        verdicts: list[bool | None] = []
         for dimension, wanted in applies_to.items():
             if not wanted:
                 continue

@@ -21,7 +21,7 @@ from typing import Any
 
 from triage import __version__
 from triage.engine import codes, compiled, error_lines, nearest, normalize, prefilter
-from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard
+from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 
 CACHE_DIR_ENV = "TRIAGE_CACHE_DIR"
@@ -129,8 +129,8 @@ def _to_data(payload: Payload) -> dict[str, Any]:
         "neighbours": [list(row) for row in kb.neighbours],
         "codes": [list(row) for row in kb.codes],
         "prefilter_state": {
-            name: [base64.b64encode(blob).decode("ascii"), unsupported]  # type: ignore[misc]
-            for name, (blob, unsupported) in kb.prefilter_state.items()  # type: ignore[misc]
+            name: [base64.b64encode(blob).decode("ascii"), unsupported]
+            for name, (blob, unsupported) in kb.prefilter_state.items()
         },
     }
 
@@ -153,6 +153,7 @@ def _from_data(data: dict[str, Any]) -> Payload:
             "fixes": tuple(entry["fixes"]),
             "probes": tuple(entry["probes"]),
             "references": tuple(entry["references"]),
+            "related": tuple(entry["related"]),
         })
         for entry in data["entries"]
     )
@@ -164,7 +165,7 @@ def _from_data(data: dict[str, Any]) -> Payload:
         })
         for signature in data["signatures"]
     )
-    state: dict[str, object] = {
+    state: dict[str, PrefilterState] = {
         name: (base64.b64decode(blob), list(unsupported)) for name, (blob, unsupported) in data["prefilter_state"].items()
     }
     kb = CompiledKB(

@@ -65,7 +65,7 @@ class HyperscanPrefilter:
             blob, unsupported = self._compile(hyperscan, kb)
             kb.prefilter_state[self.name] = (blob, unsupported)
         else:
-            blob, unsupported = state  # type: ignore[misc]
+            blob, unsupported = state
         self._db = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK)
         self._db.scratch = hyperscan.Scratch(self._db)
         # Patterns hyperscan refuses still get found, by a slower Python pass over the block.
@@ -74,9 +74,6 @@ class HyperscanPrefilter:
     @staticmethod
     def _compile(hyperscan: Any, kb: CompiledKB) -> tuple[bytes, list[str]]:
         """Compile every signature and trigger word into one database, serialized for the KB cache."""
-        expressions: list[bytes] = []
-        ids: list[int] = []
-        flag_list: list[int] = []
         # MULTILINE: the block holds many lines, and `^`/`$` in a signature mean a line's start and end.
         common = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY | hyperscan.HS_FLAG_MULTILINE
         caseless = common | hyperscan.HS_FLAG_CASELESS
@@ -102,7 +99,8 @@ class HyperscanPrefilter:
         append = events.append
         # A memoryview scans the range without copying it: blocks are megabytes.
         view = memoryview(block)[start:end]
-        self._db.scan(view, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))
+        # hyperscan types `scan` as taking bytes or str; its C scanner reads any buffer, a memoryview too.
+        self._db.scan(view, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))  # type: ignore[type-var]
         events.sort()  # block mode reports by end offset already; this keeps the grouping safe regardless
         out: list[Candidate] = []
         line_end = -1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from triage.engine import kb_cache
@@ -34,3 +35,19 @@ def load_engine_kb(
     if kb_cache.enabled():
         kb_cache.store(key, payload)
     return payload
+
+
+EMPTY_KB = "the knowledge base is empty; check --kb and TRIAGE_KB_PATH"
+
+
+def load_reported_kb(
+    extra_dirs: list[str], *, include_shipped: bool = True, warn: Callable[[str], None]
+) -> CompiledKB:
+    """`load_engine_kb` for a face: each skipped entry, and an empty KB, is said through `warn`."""
+    from triage.kb.loader import report_skipped
+
+    kb, errors = load_engine_kb(extra_dirs, include_shipped=include_shipped)
+    report_skipped(errors, warn)
+    if not kb.entries:
+        warn(EMPTY_KB)
+    return kb

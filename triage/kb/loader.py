@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -40,7 +41,7 @@ class KBError(Exception):
         super().__init__(f"{where}: {message}")
 
 
-class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc]
     """A safe loader that refuses duplicate mapping keys instead of silently keeping the last."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -52,7 +53,8 @@ class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                     None, None, f"duplicate key '{key}' (first on line {seen[key]})", key_node.start_mark
                 )
             seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 _UniqueKeyLoader.add_constructor(
@@ -94,6 +96,18 @@ class KnowledgeBase:
 
 def parse_yaml(text: str, path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
     """Parse one YAML document; returns the data and the line of every node by its path."""
+    node, data = compose_yaml(text, path)
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _index_lines(node, (), lines)
+    return data, lines
+
+
+def compose_yaml(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
+    """One YAML document as its node tree (where each value was written) and its data.
+
+    Refuses aliases and duplicate keys (KBError); a document nested thousands deep raises RecursionError.
+    """
     try:
         loader = _UniqueKeyLoader(text)
         try:
@@ -109,10 +123,7 @@ def parse_yaml(text: str, path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
         raise KBError(path, line, f"invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
         raise KBError(path, None, f"invalid YAML: {exc}") from None
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        _index_lines(node, (), lines)
-    return data, lines
+    return node, data
 
 
 def _refuse_aliases(node: yaml.Node, path: Path) -> None:
@@ -145,18 +156,23 @@ def _index_lines(node: yaml.Node, loc: tuple[Any, ...], out: dict[tuple[Any, ...
 
 def load_entry(path: Path, *, check_regexes: bool = True) -> LoadedEntry:
     """Read and validate one entry file (with `check_regexes`, refuse one whose regexes can backtrack)."""
+    text = read_entry_text(path)
+    try:
+        return _parse_entry(text, path, check_regexes=check_regexes)
+    except RecursionError:  # YAML or a regex nested thousands deep: the parsers recurse
+        raise KBError(path, None, "nested too deeply; not loaded") from None
+
+
+def read_entry_text(path: Path) -> str:
+    """The text of an entry file, read no further than MAX_ENTRY_BYTES (KBError past it, or unreadable)."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_ENTRY_BYTES + 1)
         if len(raw) > MAX_ENTRY_BYTES:
             raise KBError(path, None, f"larger than {MAX_ENTRY_BYTES >> 10} KB; not loaded")
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KBError(path, None, f"cannot read: {exc}") from None
-    try:
-        return _parse_entry(text, path, check_regexes=check_regexes)
-    except RecursionError:  # YAML or a regex nested thousands deep: the parsers recurse
-        raise KBError(path, None, "nested too deeply; not loaded") from None
 
 
 def _parse_entry(text: str, path: Path, *, check_regexes: bool) -> LoadedEntry:
@@ -190,7 +206,7 @@ def regex_locations(signature: Signature) -> list[tuple[tuple[Any, ...], str]]:
     """Every user regex of one signature (its own, `exclude` and `extract`), by its path in the signature."""
     found: list[tuple[tuple[Any, ...], str]] = [(("regex",), signature.regex)] if signature.regex else []
     found += [(("exclude", i), pattern) for i, pattern in enumerate(signature.exclude)]
-    found += [(("extract", name), pattern) for name, pattern in signature.extract.items()]
+    found += [(("extract", name, "regex"), e.regex) for name, e in signature.extract.items() if e.regex is not None]
     return found
 
 
@@ -245,6 +261,12 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
         neighbours += read_table(directory / NEIGHBOURS_FILE)
         codes = read_table(directory / CODES_FILE) + codes
     return KnowledgeBase(entries=entries, sources=sources, neighbours=neighbours, codes=codes), errors
+
+
+def report_skipped(errors: Iterable[object], warn: Callable[[str], None]) -> None:
+    """Say each entry (or KB dir) a non-strict load skipped, in the words every face uses."""
+    for error in errors:
+        warn(f"warning: skipped KB entry: {error}")
 
 
 def read_table(path: Path) -> list[tuple[str, str, str]]:

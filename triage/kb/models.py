@@ -39,13 +39,35 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
+OLD_EXTRACTION = "the old extraction form (`extract_kind`, or a bare regex under `extract`): run `triage kb migrate DIR`"
+
+
+class Extract(_Strict):
+    """One value pulled from a matched line, its kind beside its name."""
+
+    regex: str | None = Field(
+        None,
+        description="Regex with one capture group searched in the matched line. Without it the value is the "
+        "signature regex's named group of the same name.",
+    )
+    kind: ExtractKind = Field("str", description="How to read the value: size (e.g. '2.00 GiB' -> bytes), int, float, str.")
+
+    @field_validator("regex")
+    @classmethod
+    def _one_group(cls, value: str | None) -> str | None:
+        if value is not None and _compile_or_raise(value).groups != 1:
+            raise ValueError(f"an extract regex needs exactly one capture group, has {re.compile(value).groups}")
+        return value
+
+
 class Signature(_Strict):
     """One way to recognise a line: exactly one of `text`, `regex` or `fuzzy`."""
 
     text: str | None = Field(None, description="Literal text, matched case-insensitively anywhere in a line.")
     regex: str | None = Field(
         None,
-        description="Python regular expression searched in a line (case-insensitive). Named groups are extracted.",
+        description="Python regular expression searched in a line (case-insensitive). Named groups are extracted "
+        "(as text unless `extract` gives their kind).",
     )
     fuzzy: str | None = Field(
         None,
@@ -57,13 +79,19 @@ class Signature(_Strict):
     exclude: list[str] = Field(
         default_factory=list, description="Regexes: a line that matches any of them does not count for this signature."
     )
-    extract: dict[str, str] = Field(
+    extract: dict[str, Extract] = Field(
         default_factory=dict,
-        description="Named values to pull from the matched line: name -> regex with one capture group.",
+        description="Values to pull from the matched line, by name: {regex, kind}, or {kind} for a named group of `regex`.",
     )
-    extract_kind: dict[str, ExtractKind] = Field(
-        default_factory=dict, description="How to read an extracted value: size (e.g. '2.00 GiB' -> bytes), int, float, str."
-    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_old_extraction(cls, data: object) -> object:
+        if isinstance(data, dict):
+            extract = data.get("extract")
+            if "extract_kind" in data or (isinstance(extract, dict) and any(isinstance(v, str) for v in extract.values())):
+                raise ValueError(OLD_EXTRACTION)
+        return data
 
     @model_validator(mode="after")
     def _exactly_one_pattern(self) -> Signature:
@@ -86,14 +114,13 @@ class Signature(_Strict):
             _compile_or_raise(pattern)
         return value
 
-    @field_validator("extract")
-    @classmethod
-    def _extractors_have_one_group(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, pattern in value.items():
-            compiled = _compile_or_raise(pattern)
-            if compiled.groups != 1:
-                raise ValueError(f"extract '{name}' needs exactly one capture group, has {compiled.groups}")
-        return value
+    @model_validator(mode="after")
+    def _groups_exist(self) -> Signature:
+        groups = re.compile(self.regex).groupindex if self.regex is not None else {}
+        for name, extract in self.extract.items():
+            if extract.regex is None and name not in groups:
+                raise ValueError(f"extract '{name}' has no regex and the signature regex has no group (?P<{name}>...)")
+        return self
 
     @property
     def kind(self) -> Literal["text", "regex", "fuzzy"]:

@@ -80,6 +80,6 @@ def _first_error(exc: ValidationError) -> str:
 
 def _error(name: str, device: str | None, reason: str, seconds: float, stderr_tail: str) -> ProbeResult:
     return ProbeResult(
-        probe=name, version="", device=ProbeDevice(type=device or "cpu", name="unknown", count=0),
+        probe=name, version="", device=ProbeDevice.model_validate({"type": device or "cpu", "name": "unknown", "count": 0}),
         status="error", findings=[], seconds=round(seconds, 3), reason=reason, stderr_tail=stderr_tail,
     )

@@ -1,12 +1,13 @@
-"""The triage app: ranked causes, their details and the log, over one scanner fed by a thread worker.
+"""The triage app: ranked causes, their details and the log.
 
-Workers never touch widgets: they post messages (triage.tui.messages) and the handlers here own
-every state change.
+The app keeps the screen. What it drives does the work: a `LogLoader` (the KB, reading and
+following the logs, in a thread worker), a `ProbeSession` (probes and the re-ranking they make) and
+a `ReportExport`. Workers never touch widgets: they post messages (triage.tui.messages) and the
+handlers here own every state change.
 """
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from triage.engine.probe_evidence import apply_probe_results
-from triage.engine.scanner import Scanner
-from triage.report import build_report, collect_environment, fix_text
-from triage.cli.render import probe_verdict
+from triage.render.parts import probe_verdict
+from triage.report import fix_text
 from triage.results import Diagnosis, ScanResult
-from triage.sources import SourceError, display_name
-from triage.tui.feed import LogBatch, LogFeed
-from triage.engine.setup import load_engine_kb
+from triage.sources import display_name
+from triage.tui.exporting import ReportExport
+from triage.tui.loading import LogLoader
 from triage.tui.messages import (
     EvidenceChosen,
     LogLinesRead,
@@ -35,7 +34,7 @@ from triage.tui.messages import (
     ScanUpdated,
     SearchClosed,
 )
-from triage.tui.probes import ProbeRunner, ProbeRunnerUnavailable, default_probe_runner
+from triage.tui.probes import ProbeRunner, ProbeSession, default_probe_runner
 from triage.tui.screens.export import ExportScreen, free_path
 from triage.tui.screens.help import HelpScreen, key_rows
 from triage.tui.widgets.detail import DetailPane, EvidenceList
@@ -45,8 +44,6 @@ from triage.tui.widgets.log_view import LogView
 from triage.tui.widgets.probe_status import ProbeStatus
 from triage.tui.widgets.search_bar import SearchBar
 
-POLL_SECONDS = 0.25
-"""How often followed files are checked for new lines."""
 DARK, LIGHT = "textual-dark", "textual-light"
 
 
@@ -86,26 +83,26 @@ class TriageApp(App[None]):
     ) -> None:
         super().__init__()
         self.paths = paths
-        self.kb_dirs = kb_dirs or []
-        self.include_shipped_kb = include_shipped_kb
         self.follow = follow
-        self.stdin_data = stdin_data
-        self.probe_runner = probe_runner
-        self.redact = redact
         self.report_path = report_path
+        self.loader = LogLoader(
+            paths,
+            self.post_message,
+            kb_dirs=kb_dirs or [],
+            include_shipped_kb=include_shipped_kb,
+            follow=follow,
+            stdin_data=stdin_data,
+        )
+        self.probes = ProbeSession(probe_runner)
+        self.export = ReportExport(paths, redact=redact)
         self.scan_result = ScanResult()
         """The scanner's own ranking; `result` adds what the probes found."""
         self.result = ScanResult()
-        self.probe_results: dict[str, dict[str, Any]] = {}
-        """Latest result of each probe run, by probe name."""
         self.scan_done = False
         self.line_count = 0
         self._jump_origin: Any = None
         self._evidence_of: str | None = None
         """The diagnosis whose evidence the log marks."""
-        self._stop_reading = threading.Event()
-        self._ranked_at = 0
-        """Matched lines when the ranking was last posted."""
         self.theme = DARK
 
     # -- layout ------------------------------------------------------------------------------------
@@ -134,54 +131,12 @@ class TriageApp(App[None]):
 
     @work(thread=True, exclusive=True, group="feed", exit_on_error=False)
     def _read_logs(self) -> None:
-        kb, errors = load_engine_kb(self.kb_dirs, include_shipped=self.include_shipped_kb)
-        for error in errors:
-            self.post_message(ProblemFound(f"skipped KB entry: {error}"))
-        if not kb.entries:
-            self.post_message(ProblemFound("the knowledge base is empty; check --kb and TRIAGE_KB_PATH"))
-        scanner = Scanner(kb)
-        feed = LogFeed(scanner, self.paths, stdin_data=self.stdin_data)
         worker = get_current_worker()
-        try:
-            for item in feed.read_all(follow=self.follow):
-                if worker.is_cancelled or self._stop_reading.is_set():
-                    return  # quitting while a big log is read: don't finish reading it first
-                self._post_read(item, scanner)
-            self.post_message(ScanUpdated(scanner.result(), done=True))
-            while self.follow and not (worker.is_cancelled or self._stop_reading.is_set()):
-                got_lines = False
-                for item in feed.poll():
-                    got_lines = True
-                    self._post_read(item, scanner)
-                if not got_lines:
-                    self._stop_reading.wait(POLL_SECONDS)
-        finally:
-            feed.close()
-
-    def _post_read(self, item: LogBatch | SourceError, scanner: Scanner) -> None:
-        if isinstance(item, SourceError):
-            self.post_message(ProblemFound(str(item)))
-            return
-        self.post_message(LogLinesRead(item))
-        # Re-ranking costs far more than matching: only when some line matched since the last time.
-        if scanner.matched_lines != self._ranked_at:
-            self._ranked_at = scanner.matched_lines
-            self.post_message(ScanUpdated(scanner.result(), done=False))
+        self.loader.run(cancelled=lambda: worker.is_cancelled)
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False)
     def _run_probes(self, diagnosis_id: str, probes: list[str]) -> None:
-        results: list[dict[str, Any]] = []
-        errors: list[str] = []
-        for done, name in enumerate(probes):
-            self.post_message(ProbeProgress(name, done, len(probes)))
-            try:
-                results.append(self.probe_runner(name))
-            except ProbeRunnerUnavailable as exc:
-                errors.append(str(exc))
-                break
-            except Exception as exc:  # noqa: BLE001 - a failing probe is reported, never fatal to the UI
-                errors.append(f"{name}: {exc}")
-        self.post_message(ProbesFinished(diagnosis_id, results, errors))
+        self.probes.run(diagnosis_id, probes, self.post_message)
 
     # -- message handlers: all state changes happen here -------------------------------------------
 
@@ -214,7 +169,7 @@ class TriageApp(App[None]):
         self.query_one(ProbeStatus).running(text, message.done, message.total)
 
     def on_probes_finished(self, message: ProbesFinished) -> None:
-        self.probe_results |= {str(r.get("probe", "?")): r for r in message.results}
+        self.probes.record(message.results)
         self._rerank()
         outcomes = [f"{r.get('probe', '?')}: {probe_verdict(r)}" for r in message.results] + message.errors
         position = next((n for n, d in enumerate(self.result.diagnoses, 1) if d.id == message.diagnosis_id), None)
@@ -281,31 +236,18 @@ class TriageApp(App[None]):
             self._run_probes(diagnosis.id, list(diagnosis.probes))
 
     def action_export(self) -> None:
-        report = build_report(
-            self.result,
-            sources=[display_name(path) for path in self.paths],
-            environment=collect_environment(),
-            redacted=self.redact,
-        )
+        report = self.export.build(self.result)
         self.copy_to_clipboard(report)
-        kind = "redacted" if self.redact else "not redacted; r toggles"
 
         def write(path: Path | None) -> None:
-            if path is None:
-                self.notify("Copied to the clipboard; no file written", title="Report")
-                return
-            try:
-                path.write_text(report, encoding="utf-8")
-            except OSError as exc:
-                self.notify(f"Copied, but {path}: {exc.strerror or exc}", title="Report", severity="error")
-                return
-            self.notify(f"Wrote {path} and copied it ({kind})", title="Report")
+            text, failed = self.export.write(report, path)
+            self.notify(text, title="Report", severity="error" if failed else "information")
 
-        self.push_screen(ExportScreen(free_path(self.report_path), kind), write)
+        self.push_screen(ExportScreen(free_path(self.report_path), self.export.kind), write)
 
     def action_toggle_redact(self) -> None:
-        self.redact = not self.redact
-        self.notify(f"Redaction of paths, hosts and IPs in exports is {'on' if self.redact else 'off'}")
+        self.export.redact = not self.export.redact
+        self.notify(f"Redaction of paths, hosts and IPs in exports is {'on' if self.export.redact else 'off'}")
         self._update_status()
 
     def action_search(self) -> None:
@@ -326,7 +268,7 @@ class TriageApp(App[None]):
         log.border_title = "Log: matched lines only (f: all)" if log.filtered else "Log"
         self._update_status()
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         if self._jump_origin is not None:
             self._jump_origin.focus()
             self._jump_origin = None
@@ -344,8 +286,7 @@ class TriageApp(App[None]):
         return next((d for d in self.result.diagnoses if d.id == selected), None)
 
     def _rerank(self) -> None:
-        probes = list(self.probe_results.values())
-        self.result = apply_probe_results(self.scan_result, probes) if probes else self.scan_result
+        self.result = self.probes.rerank(self.scan_result)
         self.query_one(DiagnosisList).show(self.result.diagnoses)
         self.query_one(LogView).set_matched({(e.source, e.line) for d in self.result.diagnoses for e in d.evidence})
         self._show_detail()
@@ -359,7 +300,7 @@ class TriageApp(App[None]):
         else:
             empty = "Reading…"
         selected = self.selected_diagnosis
-        self.query_one(DetailPane).show(selected, list(self.probe_results.values()), empty=empty)
+        self.query_one(DetailPane).show(selected, list(self.probes.results.values()), empty=empty)
         # A newly selected cause brings its first evidence line into view; a re-ranking only re-marks.
         evidence = [(line.source, line.line) for line in selected.evidence] if selected else []
         chosen = selected.id if selected else None
@@ -372,7 +313,7 @@ class TriageApp(App[None]):
         parts = [names, f"{self.line_count:,} lines", f"{len(self.result.diagnoses)} cause{'' if len(self.result.diagnoses) == 1 else 's'}", state]
         if self.query_one(LogView).filtered:
             parts.append("filter on")
-        if self.redact:
+        if self.export.redact:
             parts.append("redact on")
         self.query_one("#status", Static).update(" · ".join(parts))
 
@@ -388,5 +329,5 @@ class TriageApp(App[None]):
         self.query_one(LogView).focus()
 
     def on_unmount(self) -> None:
-        # The feed worker waits on this between polls; set it so quitting never waits a poll.
-        self._stop_reading.set()
+        # The loader waits between polls; stop it so quitting never waits a poll.
+        self.loader.stop()

@@ -8,7 +8,7 @@ from typing import Any
 from textual.message import Message
 
 from triage.results import EvidenceLine, ScanResult
-from triage.tui.feed import LogBatch
+from triage.tui.reading import LogBatch
 
 
 @dataclass

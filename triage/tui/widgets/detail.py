@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from triage.cli.render import confidence_bar, fix_renderable, probe_verdict, where_text
+from triage.render.parts import confidence_bar, fix_renderable, probe_verdict, status_note, where_text
 from triage.results import Diagnosis, EvidenceLine, FixResult
 from triage.tui.messages import EvidenceChosen
 from triage.tui.widgets.lists import KeyedList
@@ -94,6 +94,8 @@ class DetailPane(VerticalScroll):
             Text(d.title, style="bold"),
             Text(f"{d.id} · {d.category} · {d.severity} · confidence {d.confidence:.2f}", style="dim"),
         ]
+        if status_note(d):
+            parts.append(Text(status_note(d), style="yellow"))
         if where_text(d):
             parts.append(Text(where_text(d), style="magenta"))
         if d.summary:
@@ -118,6 +120,8 @@ class DetailPane(VerticalScroll):
         if d.references:
             parts += [Text(""), Text("References", style="bold")]
             parts += [Text(f"{ref.url or ref.document}  {ref.supports}") for ref in d.references]
+        if d.related:
+            parts += [Text(""), Text.assemble(("Related entries ", "bold"), ", ".join(d.related))]
         parts += [Text(""), Text(f"Entry: {d.id}", style="dim")]
         return Group(*parts)
 

@@ -6,7 +6,7 @@ from rich.console import Group
 from rich.text import Text
 from textual.widgets.option_list import Option
 
-from triage.cli.render import SEVERITY_STYLE, confidence_bar
+from triage.render.parts import SEVERITY_STYLE, confidence_bar
 from triage.results import Diagnosis
 from triage.tui.widgets.lists import KeyedList
 

@@ -17,7 +17,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from triage.tui.feed import LogBatch
+from triage.tui.reading import LogBatch
 
 MAX_LINES = 200_000
 """Lines kept for display; in follow mode the oldest go first, the scanner keeps its own state."""

@@ -1,125 +1,20 @@
-"""`triage kb validate`: checks that a KB entry is well formed, safe and well behaved.
+"""The checks of `triage kb validate`, one small `Validator` each (the pySigma design).
 
-Each check is a small `Validator` in `VALIDATORS` (the pySigma design): `validate()` looks at one
-entry, `finalize()` at the whole set once every entry was seen. Findings carry the validator's
-name, a severity and file:line. An entry may skip a check only with a written reason, in
-`validation.exclude`. `--strict` (what CI runs) also refuses unfinished entries: the warnings of
-the checks in `STRICT_CHECKS` become errors.
+`validate()` looks at one entry, `finalize()` at the whole set once every entry was seen.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from triage.kb.loader import (
-    KBError, KnowledgeBase, LoadedEntry, entry_files, load_entry, load_kb, regex_locations, signature_locations,
-)
-from triage.kb.models import CATEGORIES, Entry
+from triage.kb.loader import regex_locations, signature_locations
+from triage.kb.models import CATEGORIES
 from triage.kb.paths import shipped_kb_dir
 from triage.kb.regex_safety import unsafe_reason
-from triage.kb.samples import Baselines
-from triage.results import ScanResult
-
-Severity = Literal["error", "warning", "info"]
-HONEYPOT_MAX_CONFIDENCE = 0.5
-
-
-@dataclass(frozen=True)
-class Finding:
-    validator: str
-    severity: Severity
-    path: Path
-    line: int | None
-    message: str
-    entry_id: str | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return f"{where}: {self.severity}: [{self.validator}] {self.message}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "validator": self.validator,
-            "severity": self.severity,
-            "file": str(self.path),
-            "line": self.line,
-            "entry": self.entry_id,
-            "message": self.message,
-        }
-
-
-@dataclass(frozen=True)
-class Target:
-    """An entry file under validation, with the KB directory it belongs to."""
-
-    loaded: LoadedEntry
-    root: Path
-
-    @property
-    def entry(self) -> Entry:
-        return self.loaded.entry
-
-
-@dataclass
-class Context:
-    """What validators share: the merged KB the entries will run in, and the baseline logs."""
-
-    targets: list[Target]
-    kb: KnowledgeBase
-    baselines: Baselines
-    _checker: Any = None
-    _scans: dict[str, ScanResult] = field(default_factory=dict)
-
-    @property
-    def checker(self) -> Any:
-        if self._checker is None:  # compiling the KB is the slow part: only when a check needs it
-            from triage.engine.compiled import compile_kb
-            from triage.kb.examples import ExampleChecker
-
-            self._checker = ExampleChecker(compile_kb(self.kb))
-        return self._checker
-
-    def scan(self, text: str) -> ScanResult:
-        if text not in self._scans:
-            self._scans[text] = self.checker.scan(text)
-        return self._scans[text]
-
-    def scan_file(self, path: Path) -> ScanResult:
-        from triage.engine.scanner import Scanner
-        from triage.scanning import scan_sources
-
-        scanner = Scanner(self.checker.kb, prefilter=self.checker.prefilter)
-        scan_sources(scanner, [str(path)])
-        return scanner.result()
-
-    def active(self, target: Target) -> bool:
-        """False when another directory's entry with the same id replaces this one at scan time."""
-        source = self.kb.sources.get(target.entry.id)
-        return source is not None and source.path == target.loaded.path
-
-    def active_targets(self) -> list[Target]:
-        return [target for target in self.targets if self.active(target)]
-
-
-class Validator:
-    name: ClassVar[str]
-    description: ClassVar[str]
-    severity: ClassVar[Severity] = "error"
-
-    def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
-        return ()
-
-    def finalize(self, ctx: Context) -> Iterable[Finding]:
-        return ()
-
-    def finding(self, target: Target, message: str, *loc: Any, severity: Severity | None = None) -> Finding:
-        return Finding(
-            self.name, severity or self.severity, target.loaded.path, target.loaded.line(*loc), message, target.entry.id
-        )
+from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE, Context, Finding, Target, Validator
 
 
 class SchemaValidator(Validator):
@@ -345,89 +240,6 @@ VALIDATORS: tuple[type[Validator], ...] = (
 STRICT_CHECKS = frozenset({PlaceholderValidator.name, DraftValidator.name})
 """Checks whose warnings are errors under --strict: unfinished entries do not ship."""
 UNSKIPPABLE = frozenset({"schema", "unique_id", "exclusions", "file_name"}) | STRICT_CHECKS
-"""Checks without which the KB cannot load, an exclusion could hide itself or a draft could ship."""
-
-
-@dataclass
-class Report:
-    findings: list[Finding]
-    entries: int
-    notes: list[str]
-    excluded: int = 0
-    """Findings dropped by an entry's own `validation.exclude`."""
-
-    @property
-    def errors(self) -> int:
-        return sum(1 for finding in self.findings if finding.severity == "error")
-
-    @property
-    def warnings(self) -> int:
-        return sum(1 for finding in self.findings if finding.severity == "warning")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": self.entries,
-            "errors": self.errors,
-            "warnings": self.warnings,
-            "excluded": self.excluded,
-            "notes": self.notes,
-            "findings": [finding.to_json() for finding in self.findings],
-        }
-
-
-def collect_targets(paths: list[Path]) -> tuple[list[Target], list[Finding]]:
-    """Load every entry file under `paths` (entry files or KB dirs); bad files become findings."""
-    targets: list[Target] = []
-    failures: list[Finding] = []
-    for path in paths:
-        if path.is_dir():
-            files, root = entry_files(path), path.resolve()
-        elif path.is_file():
-            files, root = [path], path.resolve().parent.parent
-        else:
-            raise KBError(path, None, "no such entry file or KB directory")
-        for file in files:
-            try:
-                # Unsafe regexes are this tool's regex_safety findings, every one of them, not a load error.
-                targets.append(Target(load_entry(file, check_regexes=False), root))
-            except KBError as exc:
-                failures.append(Finding(SchemaValidator.name, "error", exc.path, exc.line, exc.message))
-    return targets, failures
-
-
-def build_context(targets: list[Target], context_dirs: list[Path], baselines: Baselines) -> Context:
-    """The KB the targets will really run in: `context_dirs` merged, then the targets over them."""
-    kb, _ = load_kb([d for d in context_dirs if d.is_dir()], strict=False)
-    for target in targets:
-        kb.entries[target.entry.id] = target.entry
-        kb.sources[target.entry.id] = target.loaded
-    return Context(targets=targets, kb=kb, baselines=baselines)
-
-
-def run_validators(paths: list[Path], context_dirs: list[Path], baselines: Baselines, *, strict: bool = False) -> Report:
-    targets, findings = collect_targets(paths)
-    ctx = build_context(targets, context_dirs, baselines)
-    validators = [validator_class() for validator_class in VALIDATORS]
-    for validator in validators:
-        for target in targets:
-            findings += validator.validate(target, ctx)
-        findings += validator.finalize(ctx)
-    kept, excluded = _apply_exclusions(findings, targets)
-    if strict:
-        kept = [replace(f, severity="error") if f.validator in STRICT_CHECKS else f for f in kept]
-    kept.sort(key=lambda f: (str(f.path), f.line or 0, f.validator))
-    return Report(findings=kept, entries=len(targets), notes=list(baselines.notes), excluded=excluded)
-
-
-def _apply_exclusions(findings: list[Finding], targets: list[Target]) -> tuple[list[Finding], int]:
-    skipped = {
-        (target.loaded.path, exclusion.validator)
-        for target in targets
-        for exclusion in target.entry.validation.exclude
-        if exclusion.validator not in UNSKIPPABLE
-    }
-    kept = [finding for finding in findings if (finding.path, finding.validator) not in skipped]
-    return kept, len(findings) - len(kept)
 
 
 def _strings(value: Any, loc: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:

@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from triage.kb.categorize import DEFAULT_CATEGORY, category_from_text
+from triage.kbtools.categorize import DEFAULT_CATEGORY, category_from_text
 from triage.kb.regex_safety import unsafe_reason
-from triage.kb.writer import entry_path, write_entry
+from triage.kbtools.writer import entry_path, write_entry
 
 ID_PREFIX = "ascend-fd-"
 CLASS_CATEGORIES = {"network": "hccl_timeout"}

@@ -13,7 +13,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import yaml
 
@@ -21,7 +22,7 @@ from triage.engine.compiled import CompiledKB
 from triage.engine.nearest import FRAMES_SUFFIX
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
-from triage.kb.validate import HONEYPOT_MAX_CONFIDENCE
+from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE
 from triage.results import Diagnosis, FixResult
 from triage.scanning import scan_sources
 from triage.sources import SourceError, read_chunks

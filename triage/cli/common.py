@@ -1,0 +1,82 @@
+"""What every command shares: exit codes, the KB options, loading the KB with its warnings, argument types.
+
+Kept light (argparse and sys at import): every command module imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from triage.engine.compiled import CompiledKB
+    from triage.kb.loader import KnowledgeBase
+
+EXIT_OK = 0
+"""Nothing found, every check passed."""
+EXIT_FOUND = 1
+"""At least one diagnosis, finding or failed check."""
+EXIT_USAGE = 2
+"""A usage or input error (or a probe that could not run), said in one line on stderr."""
+
+
+def warn(message: str) -> None:
+    """One line for the user on stderr, flushed: a live command's reader is waiting."""
+    print(f"triage: {message}", file=sys.stderr, flush=True)
+
+
+def add_kb_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kb",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra KB directory merged over the shipped KB (repeatable; the same id overrides). "
+        "TRIAGE_KB_PATH adds more.",
+    )
+    parser.add_argument(
+        "--no-shipped-kb",
+        dest="shipped_kb",
+        action="store_false",
+        help="use only the KB directories given with --kb and TRIAGE_KB_PATH",
+    )
+
+
+def load_scan_kb(args: argparse.Namespace, extra_dirs: list[str] | None = None) -> CompiledKB | None:
+    """The compiled KB of `--kb`/`--no-shipped-kb` (plus `extra_dirs`); None, said on stderr, when it is empty."""
+    from triage.engine.setup import load_reported_kb
+
+    kb = load_reported_kb([*args.kb, *(extra_dirs or [])], include_shipped=args.shipped_kb, warn=warn)
+    return kb if kb.entries else None
+
+
+def load_kb_entries(args: argparse.Namespace, extra_dirs: list[str] | None = None) -> tuple[KnowledgeBase, int]:
+    """The entries themselves (with their files), for the KB tools, and how many were skipped (said on stderr)."""
+    from triage.kb.loader import load_kb, report_skipped
+    from triage.kb.paths import kb_dirs
+
+    kb, errors = load_kb(kb_dirs([*args.kb, *(extra_dirs or [])], include_shipped=args.shipped_kb), strict=False)
+    report_skipped(errors, warn)
+    return kb, len(errors)
+
+
+def positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def positive_float(value: str) -> float:
+    number = float(value)
+    if number <= 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return number
+
+
+def unit_float(value: str) -> float:
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
+    return number

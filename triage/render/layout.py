@@ -1,0 +1,93 @@
+"""Rich building blocks for one-line and hanging text, shared by the CLI and the TUI.
+
+Prose wraps under its own indent; log lines, paths and code never wrap: they are cut to the
+width with an ellipsis, so that an evidence line stays one line and code stays valid-looking.
+"""
+
+from __future__ import annotations
+
+from rich.cells import get_character_cell_size
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
+from rich.syntax import Syntax
+from rich.text import Text
+
+ELLIPSIS = "…"
+
+
+def _chars_within(text: str, cells: int) -> int:
+    """How many leading characters of `text` fit in `cells` columns (wide CJK characters count 2)."""
+    used = 0
+    for index, char in enumerate(text):
+        used += get_character_cell_size(char)
+        if used > cells:
+            return index
+    return len(text)
+
+
+class OneLine:
+    """Text that never wraps: cut to the width it is given, with `…`.
+
+    `at_word` ends the cut on a word boundary when one is near (prose, log lines); code is cut at
+    the width. With `keep_end` the start is cut instead: `…/long/path/train.log:56` keeps the line.
+    """
+
+    def __init__(self, text: Text, *, at_word: bool = True, keep_end: bool = False) -> None:
+        self.text = text
+        self.at_word = at_word
+        self.keep_end = keep_end
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        text = self.text.copy()
+        if text.cell_len > width:
+            text = self._cut_start(text, width) if self.keep_end else self._cut(text, width)
+        text.no_wrap = True
+        text.overflow = "crop"
+        yield text
+
+    def _cut(self, text: Text, width: int) -> Text:
+        keep = _chars_within(text.plain, width - 1)
+        word_end = text.plain.rfind(" ", 0, keep + 1)
+        if self.at_word and word_end > keep // 2:
+            keep = word_end
+        cut = text[:keep]
+        cut.rstrip()
+        cut.append(ELLIPSIS, style="dim")
+        return cut
+
+    @staticmethod
+    def _cut_start(text: Text, width: int) -> Text:
+        plain = text.plain
+        drop = len(plain) - _chars_within(plain[::-1], width - 1)
+        return Text.assemble((ELLIPSIS, "dim"), text[drop:])
+
+
+class Hanging:
+    """`body` to the right of `label` (or of `indent` blanks), wrapped lines keeping that indent.
+
+    Unlike rich's Padding it adds no trailing blanks, which piped output would carry.
+    """
+
+    def __init__(self, body: RenderableType, label: Text | str = "", *, indent: int | None = None) -> None:
+        self.body = body
+        self.label = label if isinstance(label, Text) else Text(label)
+        self.indent = indent if indent is not None else self.label.cell_len
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        inner = options.update_width(max(1, options.max_width - self.indent))
+        blank = Segment(" " * self.indent)
+        for number, line in enumerate(console.render_lines(self.body, inner, pad=False)):
+            if number == 0 and self.label:
+                yield from self.label.render(console)
+                yield Segment(" " * (self.indent - self.label.cell_len))
+            else:
+                yield blank
+            yield from line
+            yield Segment.line()
+
+
+def code_block(code: str, language: str, theme: str) -> Group:
+    """Highlighted code, one row per line, never wrapped: a wrapped line is no longer valid code."""
+    highlighted = Syntax(code, language, theme=theme).highlight(code.rstrip())
+    return Group(*(OneLine(line, at_word=False) for line in highlighted.split("\n")))

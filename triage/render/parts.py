@@ -1,0 +1,76 @@
+"""How a diagnosis, a fix and a probe verdict look, in the words and styles both faces use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from triage.render.layout import Hanging, code_block
+from triage.results import Diagnosis, FixResult
+
+SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
+INCONCLUSIVE = "inconclusive here"
+
+
+def status_note(diagnosis: Diagnosis) -> str:
+    """Why a diagnosis may rank lower than its evidence alone says: its entry is an unfinished draft."""
+    return "draft entry, ranked lower" if diagnosis.status == "draft" else ""
+
+
+def confidence_bar(confidence: float, width: int = 10) -> str:
+    filled = round(confidence * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+def fix_renderable(
+    label: str, fix: FixResult, *, theme: str = "ansi_dark", title_style: str = "bold", full: bool = True
+) -> Hanging:
+    """One fix: its title after `label`, then description, a shell block (env, commands), code before/after.
+
+    Brief (`full=False`): the title, the shell block and the code to write, nothing else.
+    Shared by the CLI and the TUI's detail pane (which passes its theme and a selection style).
+    """
+    parts: list[RenderableType] = [Text(fix.title, style=title_style)]
+    if fix.description and full:
+        parts.append(Text(" ".join(fix.description.split()), style="dim"))
+    shell = [f"export {name}={value}" for name, value in fix.env.items()] + [f"$ {command}" for command in fix.commands]
+    if shell:
+        parts.append(code_block("\n".join(shell), "bash", theme))
+    if fix.code is not None:
+        shown = (("before:", fix.code.before), ("after:", fix.code.after)) if full else (("change to:", fix.code.after),)
+        for heading, code in shown:
+            parts += [Text(heading, style="dim"), code_block(code, fix.code.language, theme)]
+    return Hanging(Group(*parts), Text(f"{label} ", style=title_style))
+
+
+def where_text(diagnosis: Diagnosis) -> str:
+    """'rank 3 · root', 'rank 3', 'root' or '': only what the log told."""
+    rank = f"rank {diagnosis.rank}" if diagnosis.rank is not None else ""
+    return " · ".join(part for part in (rank, diagnosis.role or "") if part)
+
+
+def probe_verdict(result: dict[str, Any]) -> str:
+    """What a probe result means for the causes, in a few words.
+
+    A probe whose findings neither confirm nor rule out any cause measured nothing that matters
+    here (the allocator probe on a CPU): `ok` would read as "all clear", so it says inconclusive.
+    """
+    status = str(result.get("status", "?"))
+    findings = [f for f in result.get("findings") or [] if isinstance(f, dict)]
+    if status == "skipped":
+        return f"{INCONCLUSIVE}: {result.get('reason') or 'it cannot measure on this machine'}"
+    if status != "ok" or any(f.get("confirms") or f.get("rules_out") for f in findings):
+        return status + (f": {result['reason']}" if status == "error" and result.get("reason") else "")
+    why = "; ".join(probe_messages(result)) or f"no finding on {probe_device(result)}"
+    return f"{INCONCLUSIVE}: confirms or rules out no cause ({why})"
+
+
+def probe_messages(result: dict[str, Any]) -> list[str]:
+    return [str(f.get("message", "")) for f in result.get("findings") or [] if isinstance(f, dict)]
+
+
+def probe_device(result: dict[str, Any]) -> str:
+    device = result.get("device")
+    return str(device.get("type", "?")) if isinstance(device, dict) else str(device or "?")
