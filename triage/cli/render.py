@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import IO
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
@@ -19,6 +19,7 @@ from triage.render.parts import (
     INCONCLUSIVE,
     SEVERITY_STYLE,
     confidence_bar,
+    context_text,
     fix_renderable,
     probe_device,
     probe_messages,
@@ -110,15 +111,6 @@ def _fixes(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
             yield from (Hanging(fix_renderable(f"{n}.", fix, full=full), indent=2) for n, fix in enumerate(items, 1))
     for note in diagnosis.fix_notes:
         yield Hanging(Text(note, style="dim"), "left out: ")
-
-
-def context_text(context: dict[str, Any]) -> str:
-    """What the log shows was running, in one line: 'vllm-ascend · torchrun · torch_npu 2.5.1 · Ascend910B2'."""
-    versions = context.get("versions") or {}
-    parts = [context.get("workload"), context.get("launcher")]
-    parts += [f"{name} {versions[name]}" for name in ("torch", "torch_npu", "cann", "driver") if name in versions]
-    parts.append(context.get("soc"))
-    return " · ".join(str(part) for part in parts if part)
 
 
 def _one_liner(position: int, diagnosis: Diagnosis) -> OneLine:

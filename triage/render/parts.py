@@ -74,3 +74,12 @@ def probe_messages(result: dict[str, Any]) -> list[str]:
 def probe_device(result: dict[str, Any]) -> str:
     device = result.get("device")
     return str(device.get("type", "?")) if isinstance(device, dict) else str(device or "?")
+
+
+def context_text(context: dict[str, Any]) -> str:
+    """What the log shows was running, in one line: 'vllm-ascend · torchrun · torch_npu 2.5.1 · Ascend910B2'."""
+    versions = context.get("versions") or {}
+    parts = [context.get("workload"), context.get("launcher")]
+    parts += [f"{name} {versions[name]}" for name in ("torch", "torch_npu", "cann", "driver") if name in versions]
+    parts.append(context.get("soc"))
+    return " · ".join(str(part) for part in parts if part)

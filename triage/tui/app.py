@@ -300,7 +300,9 @@ class TriageApp(App[None]):
         else:
             empty = "Reading…"
         selected = self.selected_diagnosis
-        self.query_one(DetailPane).show(selected, list(self.probes.results.values()), empty=empty)
+        self.query_one(DetailPane).show(
+            selected, list(self.probes.results.values()), empty=empty, context=self.result.context
+        )
         # A newly selected cause brings its first evidence line into view; a re-ranking only re-marks.
         evidence = [(line.source, line.line) for line in selected.evidence] if selected else []
         chosen = selected.id if selected else None

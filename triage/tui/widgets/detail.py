@@ -11,7 +11,14 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from triage.render.parts import confidence_bar, fix_renderable, probe_verdict, status_note, where_text
+from triage.render.parts import (
+    confidence_bar,
+    context_text,
+    fix_renderable,
+    probe_verdict,
+    status_note,
+    where_text,
+)
 from triage.results import Diagnosis, EvidenceLine, FixResult
 from triage.tui.messages import EvidenceChosen
 from triage.tui.widgets.lists import KeyedList
@@ -51,6 +58,7 @@ class DetailPane(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.diagnosis: Diagnosis | None = None
+        self.context: dict[str, Any] = {}
         self.fix_index = 0
         self.dark = True
         """Syntax colours follow the app theme."""
@@ -67,8 +75,17 @@ class DetailPane(VerticalScroll):
             return None
         return self.diagnosis.fixes[self.fix_index]
 
-    def show(self, diagnosis: Diagnosis | None, probe_results: list[dict[str, Any]], *, empty: str = "") -> None:
-        """Show `diagnosis` with the results of its probes; `empty` is shown when there is none."""
+    def show(
+        self,
+        diagnosis: Diagnosis | None,
+        probe_results: list[dict[str, Any]],
+        *,
+        empty: str = "",
+        context: dict[str, Any] | None = None,
+    ) -> None:
+        """Show `diagnosis` with the results of its probes and the job the log shows (`context`);
+        `empty` is shown when there is none."""
+        self.context = context or {}
         if diagnosis is None or self.diagnosis is None or diagnosis.id != self.diagnosis.id:
             self.fix_index = 0
         evidence_changed = diagnosis is None or self.diagnosis is None or diagnosis.evidence != self.diagnosis.evidence
@@ -90,10 +107,13 @@ class DetailPane(VerticalScroll):
             self.query_one("#detail-body", Static).update(self._body(self.diagnosis))
 
     def _head(self, d: Diagnosis, probe_results: list[dict[str, Any]]) -> RenderableType:
+        kind = " · guess" if d.guess else " · family rule" if d.family else ""
         parts: list[RenderableType] = [
             Text(d.title, style="bold"),
-            Text(f"{d.id} · {d.category} · {d.severity} · confidence {d.confidence:.2f}", style="dim"),
+            Text(f"{d.id} · {d.category} · {d.severity} · confidence {d.confidence:.2f}{kind}", style="dim"),
         ]
+        if context_text(self.context):
+            parts.append(Text(f"job: {context_text(self.context)}", style="cyan"))
         if status_note(d):
             parts.append(Text(status_note(d), style="yellow"))
         if where_text(d):
@@ -115,8 +135,9 @@ class DetailPane(VerticalScroll):
     def _body(self, d: Diagnosis) -> RenderableType:
         parts: list[RenderableType] = []
         if d.fixes:
-            parts.append(Text.assemble(("Fixes ", "bold"), ("([ ]: choose, c: copy)", "dim")))
+            parts.append(Text.assemble(("Fixes ", "bold"), ("([ ]: choose, c: copy; diagnostics are ways to confirm)", "dim")))
             parts += [self._fix(n, fix, selected=n == self.fix_index) for n, fix in enumerate(d.fixes)]
+        parts += [Text(f"left out: {note}", style="dim") for note in d.fix_notes]
         if d.references:
             parts += [Text(""), Text("References", style="bold")]
             parts += [Text(f"{ref.url or ref.document}  {ref.supports}") for ref in d.references]
