@@ -12,7 +12,7 @@ import platform
 from collections.abc import Callable
 
 from triage import __version__
-from triage.render.parts import status_note
+from triage.render.parts import context_text, status_note
 from triage.redact import Redactor, mask_secret_values, redact_result, result_texts, this_host
 from triage.results import Diagnosis, FixResult, ScanResult
 
@@ -69,6 +69,8 @@ def build_report(
     lines.append(f"Scanned {result.stats.lines:,} lines; {len(result.diagnoses)} diagnoses.")
     if result.root_rank is not None:
         lines.append(f"Root rank: {result.root_rank}.")
+    if context_text(result.context):
+        lines.append(f"Job (as the log shows it): {clean(context_text(result.context))}.")
     lines.append("")
     if not result.diagnoses:
         lines += ["No known failure found.", ""]
@@ -108,15 +110,16 @@ def _diagnosis_section(position: int, diagnosis: Diagnosis) -> list[str]:
     if diagnosis.probe_notes:
         lines += ["**Probe notes:**", ""] + [f"- {note}" for note in diagnosis.probe_notes] + [""]
     if diagnosis.fixes:
-        lines += ["**Fixes:**", ""]
+        lines += ["**Fixes** (then ways to confirm):", ""]
         for number, fix in enumerate(diagnosis.fixes, 1):
-            lines.append(f"{number}. {fix.title}")
+            lines.append(f"{number}. {'(to confirm) ' if fix.kind == 'diagnostic' else ''}{fix.title}")
             if fix.description:
                 lines.append(f"   {fix.description.strip()}")
             body = fix_text(fix)
             if body:
                 language = fix.code.language if fix.code is not None and not (fix.env or fix.commands) else "bash"
                 lines += ["", f"   ```{language}"] + [f"   {line}" for line in body.splitlines()] + ["   ```"]
+        lines += [f"- left out: {note}" for note in diagnosis.fix_notes]
         lines.append("")
     if diagnosis.references:
         lines += ["**References:**", ""]
