@@ -22,7 +22,7 @@ from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, TRIGGER, Prefilter, build_prefilter
 from triage.engine.rank import build_result
-from triage.engine.ranks import rank_of_line, rank_of_source
+from triage.engine.job_ranks import rank_of_line, rank_of_source
 from triage.engine.unclaimed import TAIL_LINES, ErrorLine, UnclaimedErrors
 from triage.engine.values import parse_value
 from triage.results import EvidenceLine, ScanResult, replace
