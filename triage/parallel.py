@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 from triage.engine.scanner import ScanPart, Scanner
 from triage.sources import is_gzip
@@ -40,11 +41,22 @@ def split_points(path: str, jobs: int) -> list[tuple[int, int]]:
     starts = [0]
     with open(path, "rb") as handle:
         for number in range(1, parts):
-            handle.seek(number * size // parts)
-            handle.readline()  # move to the next line start
-            starts.append(max(handle.tell(), starts[-1]))
+            starts.append(max(_next_line_start(handle, number * size // parts), starts[-1]))
     ends = starts[1:] + [size]
     return [(start, end) for start, end in zip(starts, ends) if end > start]
+
+
+def _next_line_start(handle: BinaryIO, offset: int) -> int:
+    """The first line start after `offset`, read in small steps: `readline` would hold a whole
+    200 MB line in memory."""
+    handle.seek(offset)
+    while True:
+        step = handle.read(1 << 20)
+        newline = step.find(b"\n")
+        if newline >= 0:
+            return handle.tell() - len(step) + newline + 1
+        if not step:
+            return handle.tell()
 
 
 def _scan_range(path: str, start: int, end: int, source: str) -> ScanPart:

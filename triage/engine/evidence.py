@@ -163,30 +163,28 @@ class CauseWindow:
     came near."""
 
     def __init__(self) -> None:
-        self._primary: dict[tuple[str, int | None], int] = {}
-        """(source, rank) -> line number of the entry's latest own line there."""
+        self._primary: dict[str, dict[int | None, int]] = {}
+        """source -> rank -> line number of the entry's latest own line there."""
         self._waiting: dict[str, deque[tuple[Sighting, Any]]] = {}
 
     def note_primary(self, seen: Sighting) -> list[Any]:
         """Record an own line; returns the waiting cause lines now in reach (each once)."""
-        self._primary[(seen.source, seen.rank)] = seen.line
+        self._primary.setdefault(seen.source, {})[seen.rank] = seen.line
         waiting = self._waiting.get(seen.source)
         if not waiting:
             return []
         reached: list[Any] = []
         kept: deque[tuple[Sighting, Any]] = deque(maxlen=WAITING_LINES)
         for cause_seen, payload in waiting:
-            if seen.line - cause_seen.line <= CAUSE_WINDOW and _same_rank(seen.rank, cause_seen.rank):
-                reached.append(payload)
-            elif seen.line - cause_seen.line <= CAUSE_WINDOW:
-                kept.append((cause_seen, payload))
+            if seen.line - cause_seen.line <= CAUSE_WINDOW:
+                (reached if _same_rank(seen.rank, cause_seen.rank) else kept).append((cause_seen, payload))
         self._waiting[seen.source] = kept
-        return reached
+        return [payload for _, payload in reached]
 
     def near(self, seen: Sighting, payload: Any) -> bool:
         """Whether a cause line counts now; if not, it waits for an own line to follow."""
-        for (source, rank), line in self._primary.items():
-            if source == seen.source and seen.line - line <= CAUSE_WINDOW and _same_rank(rank, seen.rank):
+        for rank, line in self._primary.get(seen.source, {}).items():
+            if seen.line - line <= CAUSE_WINDOW and _same_rank(rank, seen.rank):
                 return True
         self._waiting.setdefault(seen.source, deque(maxlen=WAITING_LINES)).append((seen, payload))
         return False

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -85,13 +85,13 @@ class _Shape:
     unclaimed: ErrorLine | None
     """The safety net's record of it, when it is an error line no specific entry claimed."""
 
-    @property
-    def matched(self) -> bool:
-        return bool(self.primary or self.supports)
+    matched: bool = field(init=False)
+    quiet: bool = field(init=False)
+    """Nothing to count: its repeats are skipped without even counting their line numbers."""
 
-    @property
-    def quiet(self) -> bool:
-        return not self.matched and self.unclaimed is None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "matched", bool(self.primary or self.supports))
+        object.__setattr__(self, "quiet", not self.matched and self.unclaimed is None)
 
 
 @dataclass(frozen=True)
