@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triage.engine.job_ranks import rank_of_line
-from triage.engine.normalize import decode_line
+from triage.engine.normalize import DIGITS_TO_ZERO_TEXT, decode_line
 from triage.results import EvidenceLine
 
 MAX_EVIDENCE_LINES = 8
@@ -23,7 +23,6 @@ MAX_TEXT = 500
 CAUSE_WINDOW = 2000
 """A cause's line counts when it is at most this many lines from one of the entry's own lines, in
 the same source and (where both lines name one) the same rank."""
-_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
 WAITING_LINES = 16
 """Cause lines seen before any of the entry's own lines, kept per source in case one follows."""
 
@@ -55,7 +54,7 @@ class Sighting:
     @property
     def shape(self) -> str:
         """The line with its digits masked: lines that differ only in numbers are one shape."""
-        return self.evidence(None).text.translate(_DIGITS_TO_ZERO)
+        return self.evidence(None).text.translate(DIGITS_TO_ZERO_TEXT)
 
     def shifted(self, lines: int, orders: int) -> Sighting:
         """The same sighting in a scan that had already read `lines` lines and numbered `orders`."""

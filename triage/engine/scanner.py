@@ -18,7 +18,7 @@ from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
 from triage.engine.confirm import confirm
 from triage.engine.evidence import CauseWindow, EntryEvidence, Sighting
-from triage.engine.normalize import decode_line, template
+from triage.engine.normalize import DIGITS_TO_ZERO, DIGITS_TO_ZERO_TEXT, decode_line, template
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
@@ -37,8 +37,6 @@ FUZZY_CACHE_LIMIT = 200_000
 SHAPE_CACHE_LIMIT = 50_000
 """Distinct line shapes remembered; a log of millions of distinct error lines starts over when full."""
 CONTEXT_ONLY = frozenset({CONTEXT})
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
 _CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
 """What a wrapped line starts with before the rest of the message: indentation, a rank prefix."""
 FUZZY_MIN_LENGTH_RATIO = 0.7
@@ -252,7 +250,7 @@ class Scanner:
             if ids == CONTEXT_ONLY:
                 continue
             long = len(raw) > MATCH_WINDOW
-            key = b"" if long else raw.translate(_DIGITS_TO_ZERO)
+            key = b"" if long else raw.translate(DIGITS_TO_ZERO)
             shape = None if long else shapes.get(key)
             if shape is not None and shape.ids == ids and shape.quiet:
                 continue  # the hot path on noisy logs: no decoding, no line counting
@@ -292,7 +290,7 @@ class Scanner:
             window = raw[start : start + MATCH_WINDOW]
             for piece_start, piece_end, ids in self.prefilter.candidates(window):
                 piece = window[piece_start:piece_end]
-                key = piece.translate(_DIGITS_TO_ZERO)
+                key = piece.translate(DIGITS_TO_ZERO)
                 shape = self._shapes.get(key)
                 if shape is not None and shape.ids == ids:
                     self._repeat(shape, state, line_number, piece)
@@ -326,7 +324,7 @@ class Scanner:
         if line.rank is None:
             line.rank = state.rank
         self._order += 1
-        key = message.translate(_DIGITS_TO_ZERO_TEXT)[:200]
+        key = message.translate(DIGITS_TO_ZERO_TEXT)[:200]
         self.unclaimed.add(key, ErrorLine(self._order, kind, line, message))
         return self.unclaimed.by_key.get(key)
 
