@@ -33,7 +33,9 @@ MAX_LINE = 1 << 20
 MATCH_WINDOW = 16 * 1024
 """Candidate lines longer than this are matched window by window."""
 TAIL_BYTES = 4096
-FUZZY_CACHE_LIMIT = 200_000
+FUZZY_CACHE_LIMIT = 50_000
+"""Fuzzy verdicts remembered, by line template: bounded so that millions of distinct error lines keep
+memory flat (each verdict is cheap to compute again)."""
 SHAPE_CACHE_LIMIT = 50_000
 """Distinct line shapes remembered; a log of millions of distinct error lines starts over when full."""
 CONTEXT_ONLY = frozenset({CONTEXT})
