@@ -63,9 +63,9 @@ def regex_signatures() -> list[str]:
     return [re.sub(r"\(\?P<\w+>", "(", kb.signatures[i].regex_source or "") for i in kb.exact]
 
 
-def timed(command: list[str], **kwargs: object) -> tuple[float, float, int, subprocess.CompletedProcess[bytes]]:
-    """Wall seconds, CPU seconds (user + system: steadier than wall time on a shared VM), peak RSS
-    in MB of this child alone (from wait4), and the finished process."""
+def timed(command: list[str], **kwargs: object) -> tuple[float, int, subprocess.CompletedProcess[bytes]]:
+    """Wall seconds, peak RSS in MB, and the finished process. The RSS is wait4's: the peak of the
+    largest single process among the child and its workers, not their sum nor the bench's own."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err, **kwargs)  # type: ignore[call-overload]
@@ -75,7 +75,7 @@ def timed(command: list[str], **kwargs: object) -> tuple[float, float, int, subp
         out.seek(0)
         err.seek(0)
         completed = subprocess.CompletedProcess(command, child.returncode, out.read(), err.read())
-        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, completed
+        return wall, usage.ru_maxrss // 1024, completed
 
 
 def usable_patterns(patterns: list[str]) -> list[str]:
@@ -111,25 +111,18 @@ def tail_latency() -> str:
     return "\n  ".join(lines) or f"failed: {proc.stderr.strip()[-300:]}"
 
 
-Sample = tuple[float, float, int]
-"""(wall seconds, CPU seconds, peak RSS in MB) of one run."""
-
-
-def measure(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float, int]]:
+def measure(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, int]]:
     """Each command `repeat` times, interleaved (this machine's speed drifts by tens of percent):
-    median wall and CPU seconds, highest peak RSS."""
-    samples: dict[str, list[Sample]] = {name: [] for name in commands}
+    median wall seconds, highest peak RSS in MB."""
+    samples: dict[str, list[tuple[float, int]]] = {name: [] for name in commands}
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for _ in range(repeat):
         for name, command in commands.items():
-            wall, cpu, peak, proc = timed(command, env=env)
+            wall, peak, proc = timed(command, env=env)
             if proc.returncode not in (0, 1):
                 raise SystemExit(f"{' '.join(command)} failed: {proc.stderr.decode()[-500:]}")
-            samples[name].append((wall, cpu, peak))
-    return {
-        name: (statistics.median(s[0] for s in runs), statistics.median(s[1] for s in runs), max(s[2] for s in runs))
-        for name, runs in samples.items()
-    }
+            samples[name].append((wall, peak))
+    return {name: (statistics.median(w for w, _ in runs), max(p for _, p in runs)) for name, runs in samples.items()}
 
 
 def main() -> int:
@@ -166,9 +159,9 @@ def main() -> int:
             args.repeat,
         )
         kw, kb, default, one = (figures[name][0] for name in ("kw", "kb", "default", "one"))
-        rss = max(figures["default"][2], figures["one"][2])
+        rss = max(figures["default"][1], figures["one"][1])
         print(f"{workload:10} {log.stat().st_size / (1 << 20):5.0f} {kw:7.2f} {kb:7.2f} {default:7.2f} {default / kw:5.1f}x "
-              f"{default / kb:5.2f}x {one:7.2f} {one / kw:5.1f}x {one / kb:5.2f}x {rss:7d} {figures['kw'][2]:7d}", flush=True)
+              f"{default / kb:5.2f}x {one:7.2f} {one / kw:5.1f}x {one / kb:5.2f}x {rss:7d} {figures['kw'][1]:7d}", flush=True)
     print(f"small-log scan: {startup_seconds():.3f} s wall, median of 10, interpreter included (target <= 0.3 s)")
     if not args.skip_tail:
         print(f"tail latency:\n  {tail_latency()}")
