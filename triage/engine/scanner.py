@@ -354,8 +354,10 @@ class Scanner:
             for hit in self._exact_hits(joined, candidates[0][2])
             if hit.match is not None and hit.match.start() < len(head) < hit.match.end()
         ]
-        alone = {hit.signature.index for hit in self._fuzzy_hits(tail)}
-        hits += [hit for hit in self._fuzzy_hits(joined) if hit.signature.index not in alone]
+        fuzzy = self._fuzzy_hits(joined)
+        if fuzzy:  # the next line alone is matched only when needed: most joins match nothing
+            alone = {hit.signature.index for hit in self._fuzzy_hits(tail)}
+            hits += [hit for hit in fuzzy if hit.signature.index not in alone]
         return self._record(state, line_number, joined, hits)[0] if hits else None
 
     def _record(
