@@ -33,10 +33,10 @@ MAX_LINE = 1 << 20
 MATCH_WINDOW = 16 * 1024
 """Candidate lines longer than this are matched window by window."""
 TAIL_BYTES = 4096
-FUZZY_CACHE_LIMIT = 50_000
+FUZZY_CACHE_LIMIT = 20_000
 """Fuzzy verdicts remembered, by line template: bounded so that millions of distinct error lines keep
-memory flat (each verdict is cheap to compute again)."""
-SHAPE_CACHE_LIMIT = 50_000
+memory flat (real logs have hundreds of templates; a verdict is cheap to compute again)."""
+SHAPE_CACHE_LIMIT = 20_000
 """Distinct line shapes remembered; a log of millions of distinct error lines starts over when full."""
 CONTEXT_ONLY = frozenset({CONTEXT})
 _CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
@@ -73,7 +73,7 @@ _Support = tuple[int, str, int, float, dict[str, Any]]
 """(entry, cause id, signature index, quality, extracted values) of a line's evidence for a cause."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Shape:
     """What a line of one shape (its bytes with digits masked) matched, under the prefilter ids it
     was matched with: its repeats only bump counters."""
