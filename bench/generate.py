@@ -8,7 +8,7 @@ Workloads (deterministic for a given seed):
   a metric, not a CANN error code), no error at all;
 - `errors`: the same with 1% real Ascend error lines;
 - `noisy`: a quarter of the lines are torch_npu's C++ warnings, 1 error line in 5,000;
-- `distinct`: every line a different error message (about 5 million at 512 MiB): the worst case for
+- `distinct`: every line a different error message (6.2 million at 512 MiB): the worst case for
   work that follows distinct lines;
 - `long-line`: a progress bar redrawn with carriage returns into one 200 MB line, an error inside it
   and another after it.
