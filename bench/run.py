@@ -1,15 +1,22 @@
 """One command, every speed and memory figure, measured side by side in one run.
 
-    python bench/run.py [--size-mb 1024] [--skip-tail]
+    python bench/run.py [--size-mb 512] [--workloads healthy,errors,noisy,distinct,long-line] [--skip-tail]
 
-1. builds a realistic multi-rank log of --size-mb (bench/generate.py, cached in bench/out/);
-2. times `triage scan --json` on it, with its peak RSS;
-3. times `rg -c -f <the KB's regex signatures>` on the same file (`grep -E -c -f` without rg);
-4. prints the ratio, the start-up cost of scanning a 10 KB log (median of 10 runs, interpreter
-   included), and the tail latency p50/p99 from bench/tail_latency.py.
+1. builds one log per workload (bench/generate.py, cached in bench/out/): healthy, 1% errors, 25%
+   noisy torch_npu warnings, distinct error lines (6.2 million at 512 MiB), one 200 MB line;
+2. on each, interleaved and repeated, times `rg -c -f bench/error-keywords.txt` (25 error words),
+   `rg -c -i -f <the KB's own regex signatures>`, `triage scan --json` with its default jobs (the
+   cores) and with `--jobs 1`, and prints the ratios against both rg runs with each command's peak
+   RSS (that of its largest single process, from wait4: a worker's, not the sum of them);
+3. prints the start-up cost of scanning a 10 KB log (median of 10 runs, interpreter included) and
+   the tail latency p50/p99 from bench/tail_latency.py.
 
-Targets (issue 7): scan at most 1.5x ripgrep, peak RSS at most 300 MB, small-log scan at most 0.3 s,
-tail p99 under 100 ms.
+Needs ripgrep: `apt-get install ripgrep`, `brew install ripgrep`, `cargo install ripgrep`, or the
+release binaries of https://github.com/BurntSushi/ripgrep/releases.
+
+Targets (issue 13, 512 MiB, 2 cores, default jobs): noisy <= 1.5x rg with the keywords, errors <=
+1.2x, healthy <= 1.0x, one core <= 2x on every workload, peak RSS <= 150 MB per process; small-log
+scan <= 0.3 s, tail p99 < 100 ms.
 """
 
 from __future__ import annotations
@@ -27,23 +34,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
+KEYWORDS = ROOT / "bench" / "error-keywords.txt"
 sys.path.insert(0, str(ROOT))
 
-from bench.generate import generate  # noqa: E402
+from bench.generate import LONG_LINE_MB, WORKLOADS, generate  # noqa: E402
 
-BASE_MB = 64
-"""The generator writes this much; bigger logs repeat it, which keeps building a 1 GB log quick."""
+NO_RG = (
+    "bench/run.py needs ripgrep (rg) on PATH, the bar every figure is a ratio to. Install it with "
+    "`apt-get install ripgrep`, `brew install ripgrep` or `cargo install ripgrep`, or take a binary from "
+    "https://github.com/BurntSushi/ripgrep/releases."
+)
 
 
-def build_log(size_mb: int) -> Path:
-    target = OUT / f"train-{size_mb}m.log"
-    if target.exists() and target.stat().st_size >= size_mb << 20:
-        return target
-    base = generate(OUT / f"train-base-{BASE_MB}m.log", BASE_MB)
-    with target.open("wb") as out:
-        for _ in range(max(1, size_mb // BASE_MB)):
-            with base.open("rb") as chunk:
-                shutil.copyfileobj(chunk, out, 16 << 20)
+def build_log(workload: str, size_mb: int) -> Path:
+    size_mb = LONG_LINE_MB if workload == "long-line" else size_mb
+    target = OUT / f"{workload}-{size_mb}m.log"
+    if not (target.exists() and target.stat().st_size >= size_mb << 20):
+        print(f"building {target} ...", flush=True)
+        generate(target, size_mb, workload=workload)
     return target
 
 
@@ -55,9 +63,9 @@ def regex_signatures() -> list[str]:
     return [re.sub(r"\(\?P<\w+>", "(", kb.signatures[i].regex_source or "") for i in kb.exact]
 
 
-def timed(command: list[str], **kwargs: object) -> tuple[float, float, int, subprocess.CompletedProcess[bytes]]:
-    """Wall seconds, CPU seconds (user + system: steadier than wall time on a shared VM), peak RSS
-    in MB of this child alone (from wait4), and the finished process."""
+def timed(command: list[str], **kwargs: object) -> tuple[float, int, subprocess.CompletedProcess[bytes]]:
+    """Wall seconds, peak RSS in MB, and the finished process. The RSS is wait4's: the peak of the
+    largest single process among the child and its workers, not their sum nor the bench's own."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err, **kwargs)  # type: ignore[call-overload]
@@ -67,30 +75,17 @@ def timed(command: list[str], **kwargs: object) -> tuple[float, float, int, subp
         out.seek(0)
         err.seek(0)
         completed = subprocess.CompletedProcess(command, child.returncode, out.read(), err.read())
-        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, completed
-
-
-def grep_command(patterns: Path, log: Path) -> list[str]:
-    if shutil.which("rg"):
-        return ["rg", "-c", "-i", "-f", str(patterns), str(log)]
-    return ["grep", "-E", "-c", "-i", "-f", str(patterns), str(log)]
+        return wall, usage.ru_maxrss // 1024, completed
 
 
 def usable_patterns(patterns: list[str]) -> list[str]:
-    """Drop the few patterns the grep tool rejects, so that one cannot sink the comparison."""
-    tool = "rg" if shutil.which("rg") else "grep"
-    keep = []
-    for pattern in patterns:
-        check = [tool, "-q", "-e", pattern, os.devnull] if tool == "rg" else ["grep", "-E", "-q", "-e", pattern, os.devnull]
-        if subprocess.run(check, capture_output=True).returncode in (0, 1):
-            keep.append(pattern)
-    return keep
+    """Drop the few patterns ripgrep rejects, so that one cannot sink the comparison."""
+    return [p for p in patterns if subprocess.run(["rg", "-q", "-e", p, os.devnull], capture_output=True).returncode in (0, 1)]
 
 
 def startup_seconds(runs: int = 10) -> float:
     small = OUT / "small-10k.log"
-    with (OUT / f"train-base-{BASE_MB}m.log").open("rb") as base:
-        small.write_bytes(base.read(10 * 1024))
+    generate(small, 10 / 1024, workload="errors")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     # As installed: pip compiles bytecode at install time, and PYTHONDONTWRITEBYTECODE (set on some
     # machines) would otherwise make every start recompile the source tree.
@@ -116,54 +111,58 @@ def tail_latency() -> str:
     return "\n  ".join(lines) or f"failed: {proc.stderr.strip()[-300:]}"
 
 
+def measure(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, int]]:
+    """Each command `repeat` times, interleaved (this machine's speed drifts by tens of percent):
+    median wall seconds, highest peak RSS in MB."""
+    samples: dict[str, list[tuple[float, int]]] = {name: [] for name in commands}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            wall, peak, proc = timed(command, env=env)
+            if proc.returncode not in (0, 1):
+                raise SystemExit(f"{' '.join(command)} failed: {proc.stderr.decode()[-500:]}")
+            samples[name].append((wall, peak))
+    return {name: (statistics.median(w for w, _ in runs), max(p for _, p in runs)) for name, runs in samples.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size-mb", type=int, default=1024)
+    parser.add_argument("--size-mb", type=int, default=512)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated, of: " + ", ".join(WORKLOADS))
     parser.add_argument("--skip-tail", action="store_true", help="leave out the tail latency run (about 20 s)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each tool (the median is shown)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each command (the median is shown)")
     args = parser.parse_args()
+    if shutil.which("rg") is None:
+        print(NO_RG, file=sys.stderr)
+        return 2
     OUT.mkdir(parents=True, exist_ok=True)
-    log = build_log(args.size_mb)
-    patterns_file = OUT / "patterns.txt"
+    patterns_file = OUT / "kb-patterns.txt"
     patterns = usable_patterns(regex_signatures())
     patterns_file.write_text("\n".join(patterns) + "\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    size_mb = log.stat().st_size / (1 << 20)
-    print(f"log: {log} ({size_mb:,.0f} MiB), {len(patterns)} regex signatures, {os.cpu_count()} cores, "
-          f"median of {args.repeat} runs each")
-    # Read once so that both tools find the file in the page cache.
-    subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)
-    # Interleaved repeats, median of each: this machine's speed drifts by tens of percent.
-    grep_times: list[tuple[float, float]] = []
-    triage_times: dict[int, list[tuple[float, float]]] = {1: [], (os.cpu_count() or 1): []}
-    rss = 0
-    for _ in range(args.repeat):
-        wall, cpu, _, grep_proc = timed(grep_command(patterns_file, log))
-        grep_times.append((wall, cpu))
-        for jobs, times in triage_times.items():
-            command = [sys.executable, "-m", "triage", "scan", "--json", "--no-progress", "--jobs", str(jobs), str(log)]
-            wall, cpu, peak, proc = timed(command, env=env)
-            if proc.returncode not in (0, 1):
-                print(f"triage scan failed: {proc.stderr.decode()[-500:]}")
-                return 1
-            times.append((wall, cpu))
-            rss = max(rss, peak)
-
-    def medians(samples: list[tuple[float, float]]) -> tuple[float, float]:
-        return statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples)
-
-    grep_wall, grep_cpu = medians(grep_times)
-    tool = "rg" if shutil.which("rg") else "grep -E"
-    print(f"{tool + ' -c -f:':27}{grep_wall:6.2f} s wall, {grep_cpu:6.2f} s CPU ({size_mb / grep_wall:,.0f} MiB/s); "
-          f"{grep_proc.stdout.decode().strip()} matching lines")
-    for jobs, samples in triage_times.items():
-        wall, cpu = medians(samples)
-        label = f"triage scan --jobs {jobs}:"
-        print(f"{label:27}{wall:6.2f} s wall, {cpu:6.2f} s CPU ({size_mb / wall:,.0f} MiB/s); "
-              f"ratio {wall / grep_wall:.2f}x wall, {cpu / grep_cpu:.2f}x CPU"
-              + ("  (target <= 1.5x on one core)" if jobs == 1 else ""))
-    print(f"triage peak RSS:           {rss:6d} MB per process (target <= 300 MB)")
-    print(f"small-log scan:           {startup_seconds():7.3f} s wall, median of 10, interpreter included (target <= 0.3 s)")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    print(f"{cores} cores; rg: {subprocess.run(['rg', '--version'], capture_output=True, text=True).stdout.splitlines()[0]}; "
+          f"keywords: {KEYWORDS.name} ({len(KEYWORDS.read_text().split(chr(10))) - 1}), KB: {len(patterns)} regex signatures; "
+          f"median of {args.repeat} runs; ratios are wall time over rg's")
+    print(f"{'workload':10} {'MiB':>5} {'rg kw':>7} {'rg KB':>7} {'triage':>7} {'/kw':>6} {'/KB':>6} "
+          f"{'1 core':>7} {'/kw':>6} {'/KB':>6} {'RSS MB':>7} {'rg RSS':>7}")
+    for workload in args.workloads.split(","):
+        log = build_log(workload, args.size_mb)
+        subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)  # both tools then read from the page cache
+        scan = [sys.executable, "-m", "triage", "scan", "--json", "--no-progress"]
+        figures = measure(
+            {
+                "kw": ["rg", "-c", "-f", str(KEYWORDS), str(log)],
+                "kb": ["rg", "-c", "-i", "-f", str(patterns_file), str(log)],
+                "default": scan + [str(log)],
+                "one": scan + ["--jobs", "1", str(log)],
+            },
+            args.repeat,
+        )
+        kw, kb, default, one = (figures[name][0] for name in ("kw", "kb", "default", "one"))
+        rss = max(figures["default"][1], figures["one"][1])
+        print(f"{workload:10} {log.stat().st_size / (1 << 20):5.0f} {kw:7.2f} {kb:7.2f} {default:7.2f} {default / kw:5.1f}x "
+              f"{default / kb:5.2f}x {one:7.2f} {one / kw:5.1f}x {one / kb:5.2f}x {rss:7d} {figures['kw'][1]:7d}", flush=True)
+    print(f"small-log scan: {startup_seconds():.3f} s wall, median of 10, interpreter included (target <= 0.3 s)")
     if not args.skip_tail:
         print(f"tail latency:\n  {tail_latency()}")
     return 0

@@ -197,3 +197,30 @@ def test_a_draft_cannot_exclude_the_strict_checks(tmp_path):
     exclusion = {"exclude": [{"validator": "draft", "reason": "ship it anyway"}]}
     write_entry(tmp_path, entry_data("sneaky", status="draft", validation=exclusion))
     assert errors_of(validate(tmp_path), "exclusions")
+
+
+def test_a_pattern_that_matches_a_harmless_line_is_found(tmp_path):
+    samples = tmp_path / "logs_samples"
+    (samples / "harmless").mkdir(parents=True)
+    (samples / "harmless" / "warnings.log").write_text(
+        "[W compiler_depend.ts:51] Warning: Device do not support double dtype now\ntokens/s=507035\n"
+    )
+    (samples / "labels-harmless.yaml").write_text("- {file: harmless/warnings.log, harmless: true}\n")
+    baselines = load_baselines(samples)
+    assert baselines.harmless == baselines.healthy == [samples / "harmless" / "warnings.log"]
+    kb = tmp_path / "kb"
+    cause = {"id": "busy", "title": "Busy", "how_to_tell": "compiling", "evidence": [{"regex": "double dtype", "weight": 0.5}]}
+    write_entry(kb, entry_data("loose-cause", causes=[cause]))
+    write_entry(kb, entry_data("bare-code", signatures=[{"regex": r"\b507035\b", "weight": 2}], examples={"match": ["error code 507035"]}))
+    # Whole words in their declared case: not `compiler_depend.ts`; a bare code only in an error context.
+    cause = {**cause, "evidence": [{"regex": "[Cc]ompil(?:e|ing)", "weight": 0.5}]}
+    write_entry(kb, entry_data("word-cause", causes=[cause]))
+    write_entry(kb, entry_data("loose-signature", signatures=[{"regex": "double dtype", "weight": 2}],
+                               examples={"match": ["double dtype crash"]}))
+    report = validate(kb, baselines=baselines)
+    # A signature is an error; cause evidence a warning: it counts only near the entry's own lines,
+    # where context such as a dtype banner is what it is for.
+    assert [f.entry_id for f in errors_of(report, "harmless_lines")] == ["loose-signature"]
+    found = [f for f in report.findings if f.validator == "harmless_cause_lines"]
+    assert [(f.entry_id, f.severity) for f in found] == [("loose-cause", "warning")]
+    assert "cause 'busy' evidence" in found[0].message and "warnings.log:1" in found[0].message

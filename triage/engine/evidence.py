@@ -1,26 +1,89 @@
-"""What the matcher has seen so far for each entry, kept small however long the log runs."""
+"""What the matcher has seen so far for each entry, kept small however long the log runs.
+
+Evidence cannot be flooded: lines that match the entry itself (primary lines) and lines that only
+support one of its causes are counted apart, the listing keeps most of its slots for primary lines
+(the first, the last and the first of each distinct shape), and a cause's line counts only near the
+entry's own lines (see `CauseWindow`).
+"""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from triage.results import EvidenceLine, replace
+from triage.engine.job_ranks import rank_of_line
+from triage.engine.normalize import DIGITS_TO_ZERO_TEXT, decode_line
+from triage.results import EvidenceLine
 
 MAX_EVIDENCE_LINES = 8
+MAX_SUPPORT_LINES = 2
+"""Listing slots a cause's supporting lines may take; the others are the entry's own lines."""
 MAX_TEXT = 500
+CAUSE_WINDOW = 2000
+"""A cause's line counts when it is at most this many lines from one of the entry's own lines, in
+the same source and (where both lines name one) the same rank."""
+WAITING_LINES = 16
+"""Cause lines seen before any of the entry's own lines, kept per source in case one follows."""
+
+
+class Sighting:
+    """Where a matched line was seen. Repeats of a line are sighted by the million: their text and
+    rank are only read when the line is shown or a rank is needed."""
+
+    __slots__ = ("order", "source", "line", "_content", "_source_rank", "_rank", "_read")
+
+    def __init__(self, order: int, source: str, line: int, content: bytes | str, source_rank: int | None) -> None:
+        self.order = order
+        self.source = source
+        self.line = line
+        self._content = content
+        self._source_rank = source_rank
+        self._read = False
+        self._rank: int | None = None
+
+    @property
+    def rank(self) -> int | None:
+        if not self._read:
+            head = self._content[:200]
+            found = rank_of_line(head.decode("latin-1") if isinstance(head, bytes) else head)
+            self._rank = self._source_rank if found is None else found
+            self._read = True
+        return self._rank
+
+    @property
+    def shape(self) -> str:
+        """The line with its digits masked: lines that differ only in numbers are one shape."""
+        return self.evidence(None).text.translate(DIGITS_TO_ZERO_TEXT)
+
+    def shifted(self, lines: int, orders: int) -> Sighting:
+        """The same sighting in a scan that had already read `lines` lines and numbered `orders`."""
+        return Sighting(self.order + orders, self.source, self.line + lines, self._content, self._source_rank)
+
+    def evidence(self, supports: str | None) -> EvidenceLine:
+        content = self._content
+        text = (decode_line(content) if isinstance(content, bytes) else content).strip()
+        text = text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+        return EvidenceLine(source=self.source, line=self.line, text=text, rank=self.rank, supports=supports)
 
 
 @dataclass
 class EntryEvidence:
-    """Evidence for one entry: the best quality per signature, a few lines, extracted values."""
+    """Evidence for one entry: the best quality per signature, counts, a few lines, extracted values."""
 
     signature_quality: dict[int, float] = field(default_factory=dict)
     """Entry-level signature index -> best match quality in (0, 1]."""
     cause_quality: dict[str, dict[int, float]] = field(default_factory=dict)
     """Cause id -> signature index -> best quality."""
-    lines: list[EvidenceLine] = field(default_factory=list)
     count: int = 0
+    """Primary lines: lines that match one of the entry's own signatures."""
+    support_count: int = 0
+    """Lines that count for one of its causes (near the entry's own lines)."""
+    shown: list[Sighting] = field(default_factory=list)
+    """The first primary line of each distinct shape, in order."""
+    last: Sighting | None = None
+    support: list[tuple[Sighting, str, int]] = field(default_factory=list)
+    """(line, cause id, signature index): the first line of each cause signature."""
     extracted: dict[str, Any] = field(default_factory=dict)
     first_seen: int | None = None
     first_rank: int | None = None
@@ -29,17 +92,38 @@ class EntryEvidence:
     def fired(self) -> bool:
         return bool(self.signature_quality)
 
-    def add_line(self, order: int, line: EvidenceLine, *, primary: bool) -> None:
-        """Record a matched line; only primary (entry-signature) lines date the entry's first sighting."""
+    @property
+    def lines(self) -> list[EvidenceLine]:
+        """What to show, in order: supporting lines only in the slots primary lines leave them."""
+        support = self.support[:MAX_SUPPORT_LINES]
+        primary = list(self.shown)
+        if self.last is not None and all(seen.order != self.last.order for seen in primary):
+            room = MAX_EVIDENCE_LINES - min(len(support), MAX_SUPPORT_LINES)
+            primary = primary[: room - 1] + [self.last]
+        primary = primary[: MAX_EVIDENCE_LINES - min(len(support), MAX_SUPPORT_LINES)]
+        support = support[: MAX_EVIDENCE_LINES - len(primary)]
+        listed = [(seen.order, seen.evidence(None)) for seen in primary]
+        listed += [(seen.order, seen.evidence(cause)) for seen, cause, _ in support]
+        return [line for _, line in sorted(listed, key=lambda pair: pair[0])]
+
+    def add_primary(self, seen: Sighting, *, new_shape: bool) -> None:
+        """Count a line that matched the entry itself; a line of a shape not seen before is listed."""
         self.count += 1
-        if primary and self.first_seen is None:
-            self.first_seen = order
-            self.first_rank = line.rank
-        if len(self.lines) < MAX_EVIDENCE_LINES and all(
-            (seen.source, seen.line) != (line.source, line.line) for seen in self.lines
-        ):
-            text = line.text if len(line.text) <= MAX_TEXT else line.text[: MAX_TEXT - 1] + "…"
-            self.lines.append(replace(line, text=text))
+        if self.first_seen is None:
+            self.first_seen = seen.order
+            self.first_rank = seen.rank
+        if new_shape and len(self.shown) < MAX_EVIDENCE_LINES:
+            self.shown.append(seen)
+        self.last = seen
+
+    def add_support(self, seen: Sighting, cause: str, index: int, quality: float) -> None:
+        """Count a line that supports a cause; the first line of each cause signature is listed."""
+        self.support_count += 1
+        qualities = self.cause_quality.setdefault(cause, {})
+        if index not in qualities and len(self.support) < MAX_SUPPORT_LINES:
+            if all(listed.order != seen.order for listed, _, _ in self.support) and (self.last is None or self.last.order != seen.order):
+                self.support.append((seen, cause, index))
+        qualities[index] = max(qualities.get(index, 0.0), quality)
 
     def merge(self, later: EntryEvidence, line_offset: int, order_offset: int) -> None:
         """Fold in the evidence of a later stretch of the same source, shifted past what came before."""
@@ -53,13 +137,57 @@ class EntryEvidence:
             self.first_seen = later.first_seen + order_offset
             self.first_rank = later.first_rank
         self.count += later.count
-        for line in later.lines:
-            if len(self.lines) >= MAX_EVIDENCE_LINES:
-                break
-            self.lines.append(replace(line, line=line.line + line_offset))
+        self.support_count += later.support_count
+        shown = {seen.shape for seen in self.shown}
+        for seen in later.shown:  # a shape the earlier part already listed is not listed twice
+            if len(self.shown) < MAX_EVIDENCE_LINES and seen.shape not in shown:
+                self.shown.append(seen.shifted(line_offset, order_offset))
+        if later.last is not None:
+            self.last = later.last.shifted(line_offset, order_offset)
+        listed = {(cause, index) for _, cause, index in self.support}
+        for seen, cause, index in later.support:
+            if len(self.support) < MAX_SUPPORT_LINES and (cause, index) not in listed:
+                self.support.append((seen.shifted(line_offset, order_offset), cause, index))
         self.add_values(later.extracted)
 
     def add_values(self, values: dict[str, Any]) -> None:
         # The first occurrence is kept: the first failure is the one that explains the rest.
         for name, value in values.items():
             self.extracted.setdefault(name, value)
+
+
+class CauseWindow:
+    """Where an entry's own lines were seen, so that its causes' lines count only near them: a
+    warning printed a million times across the log cannot support a cause of an error it never
+    came near."""
+
+    def __init__(self) -> None:
+        self._primary: dict[str, dict[int | None, int]] = {}
+        """source -> rank -> line number of the entry's latest own line there."""
+        self._waiting: dict[str, deque[tuple[Sighting, Any]]] = {}
+
+    def note_primary(self, seen: Sighting) -> list[Any]:
+        """Record an own line; returns the waiting cause lines now in reach (each once)."""
+        self._primary.setdefault(seen.source, {})[seen.rank] = seen.line
+        waiting = self._waiting.get(seen.source)
+        if not waiting:
+            return []
+        reached: list[Any] = []
+        kept: deque[tuple[Sighting, Any]] = deque(maxlen=WAITING_LINES)
+        for cause_seen, payload in waiting:
+            if seen.line - cause_seen.line <= CAUSE_WINDOW:
+                (reached if _same_rank(seen.rank, cause_seen.rank) else kept).append((cause_seen, payload))
+        self._waiting[seen.source] = kept
+        return [payload for _, payload in reached]
+
+    def near(self, seen: Sighting, payload: Any) -> bool:
+        """Whether a cause line counts now; if not, it waits for an own line to follow."""
+        for rank, line in self._primary.get(seen.source, {}).items():
+            if seen.line - line <= CAUSE_WINDOW and _same_rank(rank, seen.rank):
+                return True
+        self._waiting.setdefault(seen.source, deque(maxlen=WAITING_LINES)).append((seen, payload))
+        return False
+
+
+def _same_rank(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b

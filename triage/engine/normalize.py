@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 
+DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+"""For `bytes.translate`: lines that differ only in their numbers become one shape."""
+DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -16,28 +16,29 @@ from rapidfuzz import fuzz, process
 from triage.engine.compiled import CompiledKB, CompiledSignature
 from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.evidence import EntryEvidence
-from triage.engine.normalize import decode_line, template
+from triage.engine.confirm import confirm
+from triage.engine.evidence import CauseWindow, EntryEvidence, Sighting
+from triage.engine.normalize import DIGITS_TO_ZERO, DIGITS_TO_ZERO_TEXT, decode_line, template
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
-from triage.engine.prefilter import CONTEXT, TRIGGER, Prefilter, build_prefilter
+from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
-from triage.engine.ranks import rank_of_line, rank_of_source
-from triage.engine.unclaimed import TAIL_LINES, ErrorLine, UnclaimedErrors
+from triage.engine.job_ranks import rank_of_line, rank_of_source
+from triage.engine.unclaimed import MAX_FRAMES, TAIL_LINES, ErrorLine, UnclaimedErrors
 from triage.engine.values import parse_value
-from triage.results import EvidenceLine, ScanResult, replace
+from triage.results import EvidenceLine, ScanResult
 
 MAX_LINE = 1 << 20
 """A line longer than this is cut and matched in pieces, so one 30 MB line cannot exhaust memory."""
 MATCH_WINDOW = 16 * 1024
 """Candidate lines longer than this are matched window by window."""
 TAIL_BYTES = 4096
-FUZZY_CACHE_LIMIT = 200_000
-QUIET_CACHE_LIMIT = 200_000
-TRIGGER_ONLY: frozenset[int] | set[int] = frozenset({TRIGGER})
+FUZZY_CACHE_LIMIT = 20_000
+"""Fuzzy verdicts remembered, by line template: bounded so that millions of distinct error lines keep
+memory flat (real logs have hundreds of templates; a verdict is cheap to compute again)."""
+SHAPE_CACHE_LIMIT = 20_000
+"""Distinct line shapes remembered; a log of millions of distinct error lines starts over when full."""
 CONTEXT_ONLY: frozenset[int] | set[int] = frozenset({CONTEXT})
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
 _CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
 """What a wrapped line starts with before the rest of the message: indentation, a rank prefix."""
 FUZZY_MIN_LENGTH_RATIO = 0.7
@@ -68,6 +69,31 @@ class ScanPart:
     """How many matched lines it numbered, so that a later part's order comes after them."""
 
 
+_Support = tuple[int, str, int, float, dict[str, Any]]
+"""(entry, cause id, signature index, quality, extracted values) of a line's evidence for a cause."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What a line of one shape (its bytes with digits masked) matched, under the prefilter ids it
+    was matched with: its repeats only bump counters."""
+
+    ids: set[int] | frozenset[int] | None
+    primary: tuple[int, ...]
+    """Entries whose own signatures it matched."""
+    supports: tuple[_Support, ...]
+    unclaimed: ErrorLine | None
+    """The safety net's record of it, when it is an error line no specific entry claimed."""
+
+    matched: bool = field(init=False)
+    quiet: bool = field(init=False)
+    """Nothing to count: its repeats are skipped without even counting their line numbers."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "matched", bool(self.primary or self.supports))
+        object.__setattr__(self, "quiet", not self.matched and self.unclaimed is None)
+
+
 @dataclass(frozen=True)
 class _Hit:
     signature: CompiledSignature
@@ -90,10 +116,11 @@ class Scanner:
         self._sources: dict[str, _Source] = {}
         self._order = 0
         self._fuzzy_cache: dict[str, tuple[tuple[int, float], ...]] = {}
-        self._templates: dict[str, str] = {}
-        self._quiet: set[bytes] = set()
-        """Digit-masked lines that only a trigger word flagged and that matched nothing: a noisy
-        warning repeated a million times is then skipped without decoding it again."""
+        self._shapes: dict[bytes, _Shape] = {}
+        """Digit-masked line -> what it matched: a warning repeated a million times is decoded and
+        matched once, its repeats only counted (or, when it matched nothing, skipped)."""
+        self._windows: dict[int, CauseWindow] = {}
+        self._with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
         self._fuzzy_choices = kb.fuzzy_templates
         self._fuzzy_cutoff = min((kb.signatures[i].min_score for i in kb.fuzzy), default=100.0)
         self._exact = frozenset(kb.exact)
@@ -212,38 +239,40 @@ class Scanner:
         newly: set[int] = set()
         position = start
         newlines_before = 0
-        quiet = self._quiet
+        shapes = self._shapes
         context = self.context
+        unclaimed = self.unclaimed
         for line_start, line_end, ids in self.prefilter.candidates(block, start, end):
             raw = block[line_start:line_end]
-            if ids is None or CONTEXT in ids:
+            if (ids is None or CONTEXT in ids) and (context.lines_seen < CONTEXT_LINES or len(unclaimed.frames) < MAX_FRAMES):
                 text = decode_line(raw[:MATCH_WINDOW])
                 if context.lines_seen < CONTEXT_LINES:
                     context.observe(text)
-                self.unclaimed.note_frame(text)
+                unclaimed.note_frame(text)
             if ids == CONTEXT_ONLY:
                 continue
-            key = None
-            if ids == TRIGGER_ONLY and len(raw) <= MATCH_WINDOW:
-                key = raw.translate(_DIGITS_TO_ZERO)
-                if key in quiet:
-                    continue  # the hot path on noisy logs: no decoding, no line counting
+            long = len(raw) > MATCH_WINDOW
+            key = b"" if long else raw.translate(DIGITS_TO_ZERO)
+            shape = None if long else shapes.get(key)
+            if shape is not None and shape.ids == ids and shape.quiet:
+                continue  # the hot path on noisy logs: no decoding, no line counting
             # Line numbers are counted only up to lines that need one; the rest is counted in bulk.
             newlines_before += block.count(b"\n", position, line_start)
             position = line_start
             line_number = state.lines + newlines_before + 1
-            if len(raw) > MATCH_WINDOW:
+            if long:
                 newly |= self._match_long_line(state, line_number, raw)
-                continue
-            found = self._match_line(state, line_number, raw, ids)
-            if found is None and line_end < end:
-                found = self._match_wrapped(state, line_number, raw, block, line_end + 1, end)
-            if found is not None:
-                newly |= found
-            elif key is not None:
-                if len(quiet) >= QUIET_CACHE_LIMIT:
-                    quiet.clear()
-                quiet.add(key)
+            elif shape is not None and shape.ids == ids:
+                self._repeat(shape, state, line_number, raw)
+            else:
+                shape, found_first = self._match_line(state, line_number, raw, ids)
+                if not shape.matched and line_end < end:
+                    found = self._match_wrapped(state, line_number, raw, block, line_end + 1, end)
+                    if found is not None:
+                        newly |= found
+                        continue  # what the line means depends on the next one: not a shape to remember
+                newly |= found_first
+                self._remember(key, shape)
         if complete:
             # Only the rest of the block is left to count: the lines up to `position` already are.
             count = newlines_before + block.count(b"\n", position, end)
@@ -251,39 +280,55 @@ class Scanner:
             self.lines += count
         return newly
 
+    def _remember(self, key: bytes, shape: _Shape) -> None:
+        if len(self._shapes) >= SHAPE_CACHE_LIMIT:
+            self._shapes.clear()
+        self._shapes[key] = shape
+
     def _match_long_line(self, state: _Source, line_number: int, raw: bytes) -> set[int]:
         newly: set[int] = set()
         overlap = 512  # so that a message cut by a window edge is still whole in the next window
         for start in range(0, len(raw), MATCH_WINDOW - overlap):
             window = raw[start : start + MATCH_WINDOW]
             for piece_start, piece_end, ids in self.prefilter.candidates(window):
-                newly |= self._match_line(state, line_number, window[piece_start:piece_end], ids) or set()
+                piece = window[piece_start:piece_end]
+                key = piece.translate(DIGITS_TO_ZERO)
+                shape = self._shapes.get(key)
+                if shape is not None and shape.ids == ids:
+                    self._repeat(shape, state, line_number, piece)
+                    continue
+                shape, found_first = self._match_line(state, line_number, piece, ids)
+                newly |= found_first
+                self._remember(key, shape)
         return newly
 
     def _match_line(
         self, state: _Source, line_number: int, raw: bytes, ids: set[int] | frozenset[int] | None
-    ) -> set[int] | None:
-        """Match one line; returns the entries that fired for the first time, or None without any hit."""
+    ) -> tuple[_Shape, set[int]]:
+        """Match a line of a shape not seen before: what it matched, for its repeats to count, and
+        the entries that fired for the first time."""
         self.candidate_lines += 1
         text = decode_line(raw)
         hits = self._exact_hits(text, ids) + self._fuzzy_hits(text)
+        unclaimed = None
         # A wrapper's line (EZ9999, ERR00100) may carry the inner message: the safety net may know it.
         if not any(hit.signature.cause is None and not self.kb.entries[hit.signature.entry].generic for hit in hits):
-            self._note_unclaimed(state, line_number, text)
-        if not hits:
-            return None
-        return self._record(state, line_number, text, hits)
+            unclaimed = self._note_unclaimed(state, line_number, text)
+        newly, primary, supports = self._record(state, line_number, text, hits) if hits else (set(), (), ())
+        return _Shape(ids, primary, supports, unclaimed), newly
 
-    def _note_unclaimed(self, state: _Source, line_number: int, text: str) -> None:
+    def _note_unclaimed(self, state: _Source, line_number: int, text: str) -> ErrorLine | None:
         kind = error_kind(text)
         if kind is None:
-            return
+            return None
         message = message_of(text)
         line = EvidenceLine(source=state.name, line=line_number, text=text.strip()[:500], rank=rank_of_line(text))
         if line.rank is None:
             line.rank = state.rank
         self._order += 1
-        self.unclaimed.add(message.translate(_DIGITS_TO_ZERO_TEXT)[:200], ErrorLine(self._order, kind, line, message))
+        key = message.translate(DIGITS_TO_ZERO_TEXT)[:200]
+        self.unclaimed.add(key, ErrorLine(self._order, kind, line, message))
+        return self.unclaimed.by_key.get(key)
 
     def _match_wrapped(
         self, state: _Source, line_number: int, raw: bytes, block: bytes, next_start: int, end: int
@@ -309,58 +354,81 @@ class Scanner:
             for hit in self._exact_hits(joined, candidates[0][2])
             if hit.match is not None and hit.match.start() < len(head) < hit.match.end()
         ]
-        alone = {hit.signature.index for hit in self._fuzzy_hits(tail)}
-        hits += [hit for hit in self._fuzzy_hits(joined) if hit.signature.index not in alone]
-        return self._record(state, line_number, joined, hits) if hits else None
+        fuzzy = self._fuzzy_hits(joined)
+        if fuzzy:  # the next line alone is matched only when needed: most joins match nothing
+            alone = {hit.signature.index for hit in self._fuzzy_hits(tail)}
+            hits += [hit for hit in fuzzy if hit.signature.index not in alone]
+        return self._record(state, line_number, joined, hits)[0] if hits else None
 
-    def _record(self, state: _Source, line_number: int, text: str, hits: list[_Hit]) -> set[int]:
-        """Add a matched line to the evidence of every entry it hit; returns the newly fired entries."""
+    def _record(
+        self, state: _Source, line_number: int, text: str, hits: list[_Hit]
+    ) -> tuple[set[int], tuple[int, ...], tuple[_Support, ...]]:
+        """Count a newly shaped matched line for every entry it hit: the newly fired entries, the
+        entries it matched and the causes it supports, for its repeats."""
         self._order += 1
-        line = EvidenceLine(source=state.name, line=line_number, text=text.strip(), rank=rank_of_line(text))
-        if line.rank is None:
-            line.rank = state.rank
+        seen = Sighting(self._order, state.name, line_number, text, state.rank)
         newly: set[int] = set()
-        supports: dict[int, str | None] = {}
-        for hit in hits:  # a line that matches the entry itself outranks one that only supports a cause
-            entry, cause = hit.signature.entry, hit.signature.cause
-            if entry not in supports or cause is None:
-                supports[entry] = cause
-        for entry, cause in supports.items():
-            entry_line = line if cause is None else replace(line, supports=cause)
-            self.evidence.setdefault(entry, EntryEvidence()).add_line(self._order, entry_line, primary=cause is None)
+        primary: dict[int, None] = {}
+        supports: list[_Support] = []
         for hit in hits:
             signature = hit.signature
-            evidence = self.evidence[signature.entry]
+            evidence = self.evidence.setdefault(signature.entry, EntryEvidence())
+            values = _extract(signature, text, hit.match)
             if signature.cause is None:
+                newly |= {signature.entry} if not evidence.signature_quality else set()
                 quality = evidence.signature_quality
-                newly |= {signature.entry} if not quality else set()
+                quality[signature.index] = max(quality.get(signature.index, 0.0), hit.quality)
+                evidence.add_values(values)
+                primary.setdefault(signature.entry)
             else:
-                quality = evidence.cause_quality.setdefault(signature.cause, {})
-            quality[signature.index] = max(quality.get(signature.index, 0.0), hit.quality)
-            evidence.add_values(_extract(signature, text, hit.match))
-        return newly
+                supports.append((signature.entry, signature.cause, signature.index, hit.quality, values))
+        for entry in primary:
+            self._count_primary(entry, seen, new_shape=True)
+        for support in supports:
+            self._count_support(support, seen)
+        return newly, tuple(primary), tuple(supports)
+
+    def _repeat(self, shape: _Shape, state: _Source, line_number: int, raw: bytes) -> None:
+        """A line of a known shape: bump counters; its text and rank are read only if shown."""
+        self._order += 1
+        seen = Sighting(self._order, state.name, line_number, raw, state.rank)
+        for entry in shape.primary:
+            self._count_primary(entry, seen, new_shape=False)
+        for support in shape.supports:
+            self._count_support(support, seen)
+        if shape.unclaimed is not None:
+            shape.unclaimed.count += 1
+
+    def _count_primary(self, entry: int, seen: Sighting, *, new_shape: bool) -> None:
+        self.evidence[entry].add_primary(seen, new_shape=new_shape)
+        if entry in self._with_causes:
+            for support, waited in self._windows.setdefault(entry, CauseWindow()).note_primary(seen):
+                self._add_support(support, waited)
+
+    def _count_support(self, support: _Support, seen: Sighting) -> None:
+        if self._windows.setdefault(support[0], CauseWindow()).near(seen, (support, seen)):
+            self._add_support(support, seen)
+
+    def _add_support(self, support: _Support, seen: Sighting) -> None:
+        entry, cause, index, quality, values = support
+        evidence = self.evidence.setdefault(entry, EntryEvidence())
+        evidence.add_support(seen, cause, index, quality)
+        evidence.add_values(values)
 
     def _exact_hits(self, text: str, ids: set[int] | frozenset[int] | None) -> list[_Hit]:
         indices = self._exact if ids is None else (ids & self._exact)
         hits = []
         for index in indices:
             signature = self.kb.signatures[index]
-            match = signature.regex.search(text)  # type: ignore[union-attr]
-            if match and not signature.excluded(text):
+            match = confirm(signature, text)
+            if match is not None:
                 hits.append(_Hit(signature, 1.0, match))
         return hits
 
     def _fuzzy_hits(self, text: str) -> list[_Hit]:
         if not self._fuzzy_choices:
             return []
-        # Lines that differ only in their digits share a template: skip the masking regexes for them.
-        digits_masked = text.translate(_DIGITS_TO_ZERO_TEXT)
-        line_template = self._templates.get(digits_masked)
-        if line_template is None:
-            line_template = template(text)
-            if len(self._templates) >= FUZZY_CACHE_LIMIT:
-                self._templates.clear()
-            self._templates[digits_masked] = line_template
+        line_template = template(text)
         verdict = self._fuzzy_cache.get(line_template)
         if verdict is None:
             verdict = self._fuzzy_verdict(line_template)

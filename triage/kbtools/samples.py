@@ -23,6 +23,9 @@ LIST_KEYS = ("logs", "samples", "entries", "cases")
 class Baselines:
     healthy: list[Path] = field(default_factory=list)
     honeypot: list[Path] = field(default_factory=list)
+    harmless: list[Path] = field(default_factory=list)
+    """Harmless lines of healthy runs (`harmless: true`): no signature or cause pattern may match one.
+    They are healthy logs too: no entry may fire on them."""
     notes: list[str] = field(default_factory=list)
     """Why some or all baselines were skipped, one line each."""
 
@@ -51,8 +54,10 @@ def load_baselines(samples_dir: Path) -> Baselines:
                 found.notes.append(f"{labels}: labelled log {path} does not exist: skipped")
             elif record.get("honeypot") is True:
                 found.honeypot.append(path)
-            elif record.get("healthy") is True:
+            elif record.get("healthy") is True or record.get("harmless") is True:
                 found.healthy.append(path)
+                if record.get("harmless") is True:
+                    found.harmless.append(path)
     return found
 
 

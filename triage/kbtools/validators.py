@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from triage.kb.loader import regex_locations, signature_locations
-from triage.kb.models import CATEGORIES
+from triage.kb.models import CATEGORIES, Entry
 from triage.kb.paths import shipped_kb_dir
 from triage.kb.regex_safety import unsafe_reason
 from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE, Context, Finding, Target, Validator
@@ -206,6 +206,49 @@ class HoneypotValidator(_BaselineValidator):
     max_confidence = HONEYPOT_MAX_CONFIDENCE
 
 
+class HarmlessLinesValidator(Validator):
+    name = "harmless_lines"
+    description = "no signature matches a line of the harmless corpus (logs_samples/harmless/)"
+    causes = False
+    """Which patterns this check holds to the corpus: the entry's own signatures, or its causes' evidence."""
+
+    def finalize(self, ctx: Context) -> Iterator[Finding]:
+        from triage.engine.confirm import confirm
+        from triage.engine.normalize import decode_line
+
+        lines = [
+            (path, number, decode_line(raw))
+            for path in ctx.baselines.harmless
+            for number, raw in enumerate(path.read_bytes().splitlines(), 1)
+        ]
+        targets = {target.entry.id: target for target in ctx.active_targets()}
+        kb = ctx.checker.kb
+        for signature in kb.signatures:
+            entry = kb.entries[signature.entry]
+            target = targets.get(entry.id)
+            if target is None or signature.kind == "fuzzy" or signature.against or (signature.cause is not None) != self.causes:
+                continue  # fuzzy signatures are held to the harmless logs by healthy_logs, through the scanner
+            hit = next(((path, number) for path, number, text in lines if confirm(signature, text)), None)
+            if hit is not None:
+                where = ("signatures",) if signature.cause is None else ("causes", _cause_index(target.entry, signature.cause))
+                what = "signature" if signature.cause is None else f"cause '{signature.cause}' evidence"
+                yield self.finding(target, f"{what} {signature.pattern!r} matches harmless line {hit[0]}:{hit[1]}", *where)
+
+
+class HarmlessCauseLinesValidator(HarmlessLinesValidator):
+    name = "harmless_cause_lines"
+    description = (
+        "cause-evidence patterns that match a line of the harmless corpus: context evidence (a dtype, an "
+        "allocator setting) may, since it counts only near the entry's own lines; check it is meant"
+    )
+    severity = "warning"
+    causes = True
+
+
+def _cause_index(entry: Entry, cause: str) -> int:
+    return next(index for index, known in enumerate(entry.causes) if known.id == cause)
+
+
 class ExclusionNamesValidator(Validator):
     name = "exclusions"
     description = "validation.exclude names existing checks"
@@ -233,6 +276,8 @@ VALIDATORS: tuple[type[Validator], ...] = (
     OverlapValidator,
     HealthyLogsValidator,
     HoneypotValidator,
+    HarmlessLinesValidator,
+    HarmlessCauseLinesValidator,
     ExclusionNamesValidator,
 )
 # file_name too: the loader refuses such a file whatever the entry says, so skipping the check would

@@ -1,0 +1,127 @@
+"""Evidence that cannot be flooded, codes that need an error context, and work per line shape."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from triage.engine.confirm import declares_case
+from triage.engine.evidence import CAUSE_WINDOW, MAX_EVIDENCE_LINES
+
+EI0006 = (
+    "[rank{r}]: EI0006: [PID: {pid}] 2026-11-28-02:17:44.320.123 Getting socket times out. "
+    "Reason: Remote Rank did not send the data in time."
+)
+WARNINGS = (
+    "[W compiler_depend.ts:{n}] Warning: Device do not support double dtype now, dtype cast repalce with float.",
+    "[W compiler_depend.ts:{n}] Warning: The oprator of npu_rms_norm is not registered for autograd, fall back to CPU.",
+)
+
+
+def noisy_log(lines: int, seed: int = 5) -> tuple[str, int]:
+    """A training log where a quarter of the lines are torch_npu warnings, with a few EI0006 lines;
+    returns the text and the number of EI0006 lines."""
+    rng = random.Random(seed)
+    out, ei0006 = [], 0
+    for step in range(lines):
+        draw = rng.random()
+        if draw < 0.25:
+            out.append(rng.choice(WARNINGS).format(n=rng.randrange(900)))
+        elif draw < 0.252:
+            out.append(EI0006.format(r=rng.randrange(8), pid=rng.randrange(10**6)))
+            ei0006 += 1
+        else:
+            out.append(f"[rank{rng.randrange(8)}]: step {step} | loss {rng.random():.4f} | tokens/s={rng.randrange(10**6)}")
+    return "\n".join(out) + "\n", ei0006
+
+
+def by_id(result, entry_id: str):
+    return next(d for d in result.diagnoses if d.id == entry_id)
+
+
+def test_ei0006_counts_its_own_lines_and_shows_them_not_the_warnings(scan_text):
+    text, expected = noisy_log(20_000)
+    assert expected > 10
+    diagnosis = by_id(scan_text(text), "hccl-ei0006-socket-timeout")
+    assert diagnosis.evidence_count == expected
+    assert diagnosis.evidence and all("EI0006" in line.text for line in diagnosis.evidence)
+
+
+def test_repeats_of_a_line_are_matched_once_and_counted(scan_text):
+    lines = [EI0006.format(r=n % 8, pid=1000 + n) for n in range(5000)]
+    result = scan_text("\n".join(lines) + "\n")
+    diagnosis = by_id(result, "hccl-ei0006-socket-timeout")
+    assert diagnosis.evidence_count == 5000
+    assert result.stats.candidate_lines <= 2  # one shape: decoded and matched once
+    # The first and the last line are shown, with their own line numbers and ranks.
+    assert (diagnosis.evidence[0].line, diagnosis.evidence[-1].line) == (1, 5000)
+    assert (diagnosis.evidence[0].rank, diagnosis.evidence[-1].rank) == (0, 4999 % 8)
+
+
+def test_listing_slots_go_to_the_entrys_own_distinct_lines_first(scan_text):
+    own = [f"[rank0]: EI0006: Getting socket times out. Reason: peer {word} did not send the data in time" for word in "abcdefghij"]
+    support = [f"[rank0]: Loading checkpoint shards {word}" for word in "abcdefghij"]
+    lines = [line for pair in zip(support, own) for line in pair]
+    diagnosis = by_id(scan_text("\n".join(lines) + "\n"), "hccl-ei0006-socket-timeout")
+    shown = [line.supports for line in diagnosis.evidence]
+    assert len(shown) == MAX_EVIDENCE_LINES
+    assert shown.count(None) >= MAX_EVIDENCE_LINES - 2
+    assert any(cause == "slow-rank" for cause in shown)  # the cause still shows where it came from
+
+
+def test_cause_lines_count_only_near_the_entrys_own_lines(scan_text):
+    far = ["[rank0]: Running tokenizer on dataset"] + [f"step {n}" for n in range(CAUSE_WINDOW + 10)]
+    lines = far + [EI0006.format(r=0, pid=1)]
+    diagnosis = by_id(scan_text("\n".join(lines) + "\n"), "hccl-ei0006-socket-timeout")
+    assert not any(line.supports for line in diagnosis.evidence)
+    near = ["[rank0]: Running tokenizer on dataset", "step 1", EI0006.format(r=0, pid=1)]
+    diagnosis = by_id(scan_text("\n".join(near) + "\n"), "hccl-ei0006-socket-timeout")
+    assert [line.supports for line in diagnosis.evidence] == ["slow-rank", None]
+
+
+def test_cause_lines_of_another_rank_do_not_count(scan_text):
+    lines = ["[rank3]: Running tokenizer on dataset", EI0006.format(r=0, pid=1)]
+    diagnosis = by_id(scan_text("\n".join(lines) + "\n"), "hccl-ei0006-socket-timeout")
+    assert [line.supports for line in diagnosis.evidence] == [None]
+
+
+def test_a_cause_pattern_counts_as_whole_words_in_its_declared_case(scan_text):
+    assert declares_case("[Cc]ompil(?:e|ing)") and not declares_case("[0-9]+|compile")
+    warning = WARNINGS[0].format(n=51)
+    for line, counts in ((warning, False), ("[rank0]: COMPILING graph", False), ("[rank0]: Compiling graph 3", True)):
+        diagnosis = by_id(scan_text(f"{line}\n{EI0006.format(r=0, pid=1)}\n"), "hccl-ei0006-socket-timeout")
+        assert any(e.supports == "slow-rank" for e in diagnosis.evidence) is counts, line
+
+
+@pytest.mark.parametrize("code", ["507015", "507035", "507018", "507899", "507033", "561000"])
+def test_a_bare_code_in_a_metric_is_not_an_error(scan_text, code):
+    rng = random.Random(int(code))
+    lines = [
+        f"[rank{n % 8}]: step {n} | loss {rng.random():.4f} | tokens/s={code if n == 7 else rng.randrange(10**6)}"
+        for n in range(50)
+    ]
+    lines += [f"iteration {code}/1000000 | consumed samples: {code} | elapsed time per iteration (ms): {code}.4"]
+    lines += [f"Processed prompts: 100%|##########| {code}/{code} [00:30<00:00, 5.1it/s] eval samples {code}"]
+    result = scan_text("\n".join(lines) + "\n")
+    assert not [d.id for d in result.diagnoses if d.confidence >= 0.5]
+
+
+def test_a_bare_code_in_an_error_context_still_counts(scan_text):
+    for line in (
+        "RuntimeError: ACL stream synchronize failed, error code:507015",
+        "[ERROR] RUNTIME(1234,python):2026-11-28 [stream.cc:1052] synchronize stream failed, runtime result = 507035",
+    ):
+        assert scan_text(line + "\n").diagnoses[0].confidence >= 0.5, line
+
+
+def test_healthy_log_with_random_metric_numbers_yields_no_confident_diagnosis(scan_text):
+    rng = random.Random(11)
+    lines = [
+        f"[2026-11-28 02:{n // 60 % 60:02d}:{n % 60:02d}] [rank{n % 8}]: INFO trainer.py:2241 step {n} | "
+        f"loss {rng.random() * 3:.4f} | grad_norm {rng.random():.3f} | tokens/s={rng.randrange(10**6)} | "
+        f"mem {rng.randrange(10**9)} | samples {rng.choice([507015, 507035, 507018, 561000, 207018, 161002])}"
+        for n in range(3000)
+    ]
+    result = scan_text("\n".join(lines) + "\n")
+    assert not [d.id for d in result.diagnoses if d.confidence >= 0.5]
