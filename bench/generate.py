@@ -105,8 +105,13 @@ def distinct_errors(rng: random.Random, ranks: int) -> Iterator[str]:
 
 
 def _long_line(rng: random.Random) -> Iterator[str]:
-    yield from (rng.choices(HEALTHY, HEALTHY_WEIGHTS)[0].format(**_values(rng, 8, step, step)) for step in range(1, 1000))
-    bar = "".join(f"\rtraining:  {n % 100:3d}%|{'#' * (n % 40):40}| {n}/1000000 [00:{n % 60:02d}<01:00, 12.3it/s]" for n in range(1000))
+    yield from (
+        rng.choices(HEALTHY, HEALTHY_WEIGHTS)[0].format(**_values(rng, 8, step, step)) for step in range(1, 1000)
+    )
+    bar = "".join(
+        f"\rtraining:  {n % 100:3d}%|{'#' * (n % 40):40}| {n}/1000000 [00:{n % 60:02d}<01:00, 12.3it/s]"
+        for n in range(1000)
+    )
     segments = LONG_LINE_MB * (1 << 20) // len(bar)
     error = "\r[rank3]: RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 3; 60.97 GiB total capacity)"
     yield "".join(bar if n != segments // 2 else bar + error for n in range(segments))

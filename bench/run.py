@@ -80,7 +80,11 @@ def timed(command: list[str], **kwargs: object) -> tuple[float, int, subprocess.
 
 def usable_patterns(patterns: list[str]) -> list[str]:
     """Drop the few patterns ripgrep rejects, so that one cannot sink the comparison."""
-    return [p for p in patterns if subprocess.run(["rg", "-q", "-e", p, os.devnull], capture_output=True).returncode in (0, 1)]
+    return [
+        p
+        for p in patterns
+        if subprocess.run(["rg", "-q", "-e", p, os.devnull], capture_output=True).returncode in (0, 1)
+    ]
 
 
 def startup_seconds(runs: int = 10) -> float:
@@ -140,11 +144,15 @@ def main() -> int:
     patterns = usable_patterns(regex_signatures())
     patterns_file.write_text("\n".join(patterns) + "\n")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    print(f"{cores} cores; rg: {subprocess.run(['rg', '--version'], capture_output=True, text=True).stdout.splitlines()[0]}; "
-          f"keywords: {KEYWORDS.name} ({len(KEYWORDS.read_text().split(chr(10))) - 1}), KB: {len(patterns)} regex signatures; "
-          f"median of {args.repeat} runs; ratios are wall time over rg's")
-    print(f"{'workload':10} {'MiB':>5} {'rg kw':>7} {'rg KB':>7} {'triage':>7} {'/kw':>6} {'/KB':>6} "
-          f"{'1 core':>7} {'/kw':>6} {'/KB':>6} {'RSS MB':>7} {'rg RSS':>7}")
+    print(
+        f"{cores} cores; rg: {subprocess.run(['rg', '--version'], capture_output=True, text=True).stdout.splitlines()[0]}; "
+        f"keywords: {KEYWORDS.name} ({len(KEYWORDS.read_text().split(chr(10))) - 1}), KB: {len(patterns)} regex signatures; "
+        f"median of {args.repeat} runs; ratios are wall time over rg's"
+    )
+    print(
+        f"{'workload':10} {'MiB':>5} {'rg kw':>7} {'rg KB':>7} {'triage':>7} {'/kw':>6} {'/KB':>6} "
+        f"{'1 core':>7} {'/kw':>6} {'/KB':>6} {'RSS MB':>7} {'rg RSS':>7}"
+    )
     for workload in args.workloads.split(","):
         log = build_log(workload, args.size_mb)
         subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)  # both tools then read from the page cache
@@ -160,8 +168,11 @@ def main() -> int:
         )
         kw, kb, default, one = (figures[name][0] for name in ("kw", "kb", "default", "one"))
         rss = max(figures["default"][1], figures["one"][1])
-        print(f"{workload:10} {log.stat().st_size / (1 << 20):5.0f} {kw:7.2f} {kb:7.2f} {default:7.2f} {default / kw:5.1f}x "
-              f"{default / kb:5.2f}x {one:7.2f} {one / kw:5.1f}x {one / kb:5.2f}x {rss:7d} {figures['kw'][1]:7d}", flush=True)
+        print(
+            f"{workload:10} {log.stat().st_size / (1 << 20):5.0f} {kw:7.2f} {kb:7.2f} {default:7.2f} {default / kw:5.1f}x "
+            f"{default / kb:5.2f}x {one:7.2f} {one / kw:5.1f}x {one / kb:5.2f}x {rss:7d} {figures['kw'][1]:7d}",
+            flush=True,
+        )
     print(f"small-log scan: {startup_seconds():.3f} s wall, median of 10, interpreter included (target <= 0.3 s)")
     if not args.skip_tail:
         print(f"tail latency:\n  {tail_latency()}")

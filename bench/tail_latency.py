@@ -93,7 +93,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=int, default=20_000, help="noise lines per second")
     parser.add_argument("--injections", type=int, default=50)
-    parser.add_argument("--gap", type=float, nargs=2, default=(0.05, 0.3), metavar=("MIN", "MAX"), help="seconds between injections")
+    parser.add_argument(
+        "--gap", type=float, nargs=2, default=(0.05, 0.3), metavar=("MIN", "MAX"), help="seconds between injections"
+    )
     parser.add_argument("--interval", type=float, default=0.05, help="the tail's poll interval")
     args = parser.parse_args()
 

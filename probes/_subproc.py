@@ -76,8 +76,12 @@ def run_json_child(
     Those grandchildren pass False and stay in their parent's group for the same reason."""
     try:
         proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            env=env if env is not None else child_env(), start_new_session=own_group,
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=env if env is not None else child_env(),
+            start_new_session=own_group,
         )
     except OSError as exc:
         return ChildOutcome(None, f"cannot start {cmd[0]}: {exc.strerror or exc}", None, "")
@@ -94,15 +98,19 @@ def run_json_child(
         proc.stderr.close()  # type: ignore[union-attr]
     if dropped:
         return ChildOutcome(
-            None, f"printed more than {MAX_STDOUT >> 20} MB on stdout ({dropped} bytes discarded)",
-            proc.returncode, _tail(err),
+            None,
+            f"printed more than {MAX_STDOUT >> 20} MB on stdout ({dropped} bytes discarded)",
+            proc.returncode,
+            _tail(err),
         )
     stderr_tail = _tail(err)
     if proc.returncode < 0:
         return ChildOutcome(None, f"killed by {signal_name(proc.returncode)}", proc.returncode, stderr_tail)
     if proc.returncode != 0:
         last = stderr_tail.strip().splitlines()[-1:] or ["no stderr"]
-        return ChildOutcome(None, f"exited with status {proc.returncode}: {last[0][:200]}", proc.returncode, stderr_tail)
+        return ChildOutcome(
+            None, f"exited with status {proc.returncode}: {last[0][:200]}", proc.returncode, stderr_tail
+        )
     text = out.decode("utf-8", "replace").strip()
     try:
         result = json.loads(text)

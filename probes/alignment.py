@@ -27,8 +27,12 @@ REQUIRED = {"cpu": 64, "cuda": 512, "npu": 512}
 def describe(t: Any) -> dict[str, Any]:
     ptr, storage_ptr = t.data_ptr(), t.untyped_storage().data_ptr()
     info: dict[str, Any] = {
-        "shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch."), "device": str(t.device),
-        "data_ptr": hex(ptr), "storage_ptr": hex(storage_ptr), "storage_offset": t.storage_offset(),
+        "shape": list(t.shape),
+        "dtype": str(t.dtype).removeprefix("torch."),
+        "device": str(t.device),
+        "data_ptr": hex(ptr),
+        "storage_ptr": hex(storage_ptr),
+        "storage_offset": t.storage_offset(),
         "contiguous": t.is_contiguous(),
     }
     for b in BOUNDARIES:
@@ -39,11 +43,17 @@ def describe(t: Any) -> dict[str, Any]:
 
 def samples(torch: Any, dev: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """(allocator-made buffers that must be aligned, views that show how misalignment arises)."""
-    made = {f"fresh_{n}B": torch.empty(max(1, n // 4), dtype=torch.float32, device=dev)
-            for n in (4, 100, 4096, 1 << 20, 3 * (1 << 20) + 12)}
+    made = {
+        f"fresh_{n}B": torch.empty(max(1, n // 4), dtype=torch.float32, device=dev)
+        for n in (4, 100, 4096, 1 << 20, 3 * (1 << 20) + 12)
+    }
     base = torch.arange(1024, dtype=torch.float32, device=dev)
-    views = {"slice_base[3:]": base[3:], "slice_base[3:].contiguous()": base[3:].contiguous(),
-             "slice_base[3:].clone()": base[3:].clone(), "transpose_view": base.view(32, 32).t()[1:]}
+    views = {
+        "slice_base[3:]": base[3:],
+        "slice_base[3:].contiguous()": base[3:].contiguous(),
+        "slice_base[3:].clone()": base[3:].clone(),
+        "transpose_view": base.view(32, 32).t()[1:],
+    }
     made["dataloader_batch"] = _dataloader_batch(torch, dev)
     return made, views
 
@@ -74,21 +84,45 @@ def body(ctx: ProbeContext) -> list[Finding]:
         made["pinned_host"] = pinned
     made_info = {k: describe(t) for k, t in made.items()}
     view_info = {k: describe(t) for k, t in views.items()}
-    mods = {k: view_info[k][f"data_ptr_mod_{required}"] for k in ("slice_base[3:]", "slice_base[3:].contiguous()",
-                                                                   "slice_base[3:].clone()")}
-    findings = [Finding("view-alignment", "data_ptr % {} of a slice, its .contiguous() and its .clone(): {}".format(
-        required, ", ".join(f"{k}={v}" for k, v in mods.items())), view_info)]
+    mods = {
+        k: view_info[k][f"data_ptr_mod_{required}"]
+        for k in ("slice_base[3:]", "slice_base[3:].contiguous()", "slice_base[3:].clone()")
+    }
+    findings = [
+        Finding(
+            "view-alignment",
+            "data_ptr % {} of a slice, its .contiguous() and its .clone(): {}".format(
+                required, ", ".join(f"{k}={v}" for k, v in mods.items())
+            ),
+            view_info,
+        )
+    ]
     if pin_reason:
         findings.append(Finding("pinned-unavailable", f"pinned memory not checked: {pin_reason}", {}))
     # A pinned host buffer is aligned to the host allocator's boundary, not the device's.
-    bad = {k: v for k, v in made_info.items()
-           if v[f"data_ptr_mod_{REQUIRED['cpu'] if k == 'pinned_host' else required}"] != 0}
+    bad = {
+        k: v
+        for k, v in made_info.items()
+        if v[f"data_ptr_mod_{REQUIRED['cpu'] if k == 'pinned_host' else required}"] != 0
+    }
     if bad:
-        findings.append(Finding("unaligned-buffer", f"{', '.join(bad)} not aligned to {required} bytes on {dev_type}",
-                                bad, confirms=["unaligned-buffer"]))
+        findings.append(
+            Finding(
+                "unaligned-buffer",
+                f"{', '.join(bad)} not aligned to {required} bytes on {dev_type}",
+                bad,
+                confirms=["unaligned-buffer"],
+            )
+        )
     else:
-        findings.append(Finding("buffers-aligned", f"all allocator-made buffers are {required}-byte aligned "
-                                f"on {dev_type}", made_info, rules_out=["unaligned-buffer"]))
+        findings.append(
+            Finding(
+                "buffers-aligned",
+                f"all allocator-made buffers are {required}-byte aligned on {dev_type}",
+                made_info,
+                rules_out=["unaligned-buffer"],
+            )
+        )
     return findings
 
 

@@ -63,8 +63,9 @@ def _exercise(torch: Any, device_type: str) -> list[Any]:
     # Allocate mixed sizes and free every other one, leaving split, inactive blocks behind, so the
     # probe shows how this allocator and config behave under churn.
     dev = torch.device(device_type)
-    blocks = [torch.empty(int((i % 7 + 1) * _WORKLOAD_MB * 2**20 / 28), dtype=torch.uint8, device=dev)
-              for i in range(28)]
+    blocks = [
+        torch.empty(int((i % 7 + 1) * _WORKLOAD_MB * 2**20 / 28), dtype=torch.uint8, device=dev) for i in range(28)
+    ]
     return blocks[::2]
 
 
@@ -88,8 +89,12 @@ def _memory_held_by_others(torch: Any, device_type: str) -> Finding | None:
     used = 1 - free / total if total else 0.0
     evidence = {"device_free_bytes": int(free), "device_total_bytes": int(total), "used_ratio": round(used, 4)}
     if used >= HELD_THRESHOLD:
-        return Finding("device-memory-held", f"{used:.0%} of device memory is in use before this probe allocated "
-                       "anything: another process holds it", evidence, confirms=["leftover-process"])
+        return Finding(
+            "device-memory-held",
+            f"{used:.0%} of device memory is in use before this probe allocated anything: another process holds it",
+            evidence,
+            confirms=["leftover-process"],
+        )
     return Finding("device-memory-free", f"{used:.0%} of device memory in use at probe start", evidence)
 
 
@@ -97,11 +102,21 @@ def body(ctx: ProbeContext) -> list[Finding]:
     conf = env_subset(ALLOC_CONF_VARS)
     findings = [Finding("alloc-conf", f"allocator config in force: {conf or 'defaults'}", {"env": conf})]
     if "PYTORCH_NPU_ALLOC_CONF" in conf and "PYTORCH_ALLOC_CONF" in conf:
-        findings.append(Finding("alloc-conf-conflict", "PYTORCH_NPU_ALLOC_CONF and PYTORCH_ALLOC_CONF are both set; "
-                                "torch_npu refuses to start with both", {"env": conf}))
+        findings.append(
+            Finding(
+                "alloc-conf-conflict",
+                "PYTORCH_NPU_ALLOC_CONF and PYTORCH_ALLOC_CONF are both set; torch_npu refuses to start with both",
+                {"env": conf},
+            )
+        )
     if ctx.device.type == "cpu":
-        findings.append(Finding("allocator-unsupported", "unsupported here: the CPU has no caching allocator, so no "
-                                "allocator statistics were measured", {"supported": False}))
+        findings.append(
+            Finding(
+                "allocator-unsupported",
+                "unsupported here: the CPU has no caching allocator, so no allocator statistics were measured",
+                {"supported": False},
+            )
+        )
         return findings
     held = _memory_held_by_others(ctx.torch, ctx.device.type)
     if held is not None:
@@ -111,14 +126,16 @@ def body(ctx: ProbeContext) -> list[Finding]:
     del kept
     stats["recommendation"] = recommendation(stats, conf)
     fragmented = stats["fragmentation_ratio"] >= FRAGMENTATION_THRESHOLD
-    findings.append(Finding(
-        "allocator-fragmented" if fragmented else "allocator-stats",
-        f"fragmentation {stats['fragmentation_ratio']:.0%} of reserved memory is cached but unallocated; "
-        f"{stats['recommendation']}",
-        stats,
-        confirms=["fragmentation"] if fragmented else [],
-        rules_out=[] if fragmented else ["fragmentation"],
-    ))
+    findings.append(
+        Finding(
+            "allocator-fragmented" if fragmented else "allocator-stats",
+            f"fragmentation {stats['fragmentation_ratio']:.0%} of reserved memory is cached but unallocated; "
+            f"{stats['recommendation']}",
+            stats,
+            confirms=["fragmentation"] if fragmented else [],
+            rules_out=[] if fragmented else ["fragmentation"],
+        )
+    )
     return findings
 
 

@@ -43,8 +43,11 @@ def _read_version_file(path: Path) -> str | None:
 
 
 def cann_install() -> dict[str, str | None]:
-    roots = [os.environ.get("ASCEND_TOOLKIT_HOME"), os.environ.get("ASCEND_HOME_PATH"),
-             str(ASCEND_ROOT / "ascend-toolkit" / "latest")]
+    roots = [
+        os.environ.get("ASCEND_TOOLKIT_HOME"),
+        os.environ.get("ASCEND_HOME_PATH"),
+        str(ASCEND_ROOT / "ascend-toolkit" / "latest"),
+    ]
     for root in filter(None, roots):
         for pattern in _CANN_INFO_GLOBS:
             for info in sorted(glob.glob(pattern.format(root=root))):
@@ -98,31 +101,70 @@ def checks(m: dict[str, object]) -> list[Finding]:
     findings: list[Finding] = []
     torch_v, npu_v = str(m["torch"]), m["torch_npu"]
     if npu_v is None:
-        findings.append(Finding("torch-npu-absent", "torch_npu is not installed in this Python",
-                                {"torch": torch_v}, rules_out=["torch-npu-mismatch", "cuda-torch-with-npu"]))
+        findings.append(
+            Finding(
+                "torch-npu-absent",
+                "torch_npu is not installed in this Python",
+                {"torch": torch_v},
+                rules_out=["torch-npu-mismatch", "cuda-torch-with-npu"],
+            )
+        )
         return findings
     if _base_version(str(npu_v)) != _base_version(torch_v):
-        findings.append(Finding("torch-npu-version-mismatch",
-                                f"torch_npu {npu_v} requires torch {_base_version(str(npu_v))} exactly, found {torch_v}",
-                                {"torch": torch_v, "torch_npu": npu_v}, confirms=["torch-npu-mismatch"]))
+        findings.append(
+            Finding(
+                "torch-npu-version-mismatch",
+                f"torch_npu {npu_v} requires torch {_base_version(str(npu_v))} exactly, found {torch_v}",
+                {"torch": torch_v, "torch_npu": npu_v},
+                confirms=["torch-npu-mismatch"],
+            )
+        )
     else:
-        findings.append(Finding("torch-npu-version-match", f"torch {torch_v} matches torch_npu {npu_v}",
-                                {"torch": torch_v, "torch_npu": npu_v}, rules_out=["torch-npu-mismatch"]))
+        findings.append(
+            Finding(
+                "torch-npu-version-match",
+                f"torch {torch_v} matches torch_npu {npu_v}",
+                {"torch": torch_v, "torch_npu": npu_v},
+                rules_out=["torch-npu-mismatch"],
+            )
+        )
     if m["torch_cuda"]:
-        findings.append(Finding("cuda-torch-with-npu",
-                                f"torch {torch_v} is a CUDA {m['torch_cuda']} build; torch_npu needs the CPU build",
-                                {"torch": torch_v, "torch_cuda": m["torch_cuda"]}, confirms=["cuda-torch-with-npu"]))
+        findings.append(
+            Finding(
+                "cuda-torch-with-npu",
+                f"torch {torch_v} is a CUDA {m['torch_cuda']} build; torch_npu needs the CPU build",
+                {"torch": torch_v, "torch_cuda": m["torch_cuda"]},
+                confirms=["cuda-torch-with-npu"],
+            )
+        )
     else:
-        findings.append(Finding("cpu-torch-with-npu", "torch is a CPU build, as torch_npu requires",
-                                {"torch": torch_v}, rules_out=["cuda-torch-with-npu"]))
+        findings.append(
+            Finding(
+                "cpu-torch-with-npu",
+                "torch is a CPU build, as torch_npu requires",
+                {"torch": torch_v},
+                rules_out=["cuda-torch-with-npu"],
+            )
+        )
     if m["cann"] is None:
-        findings.append(Finding("cann-not-found",
-                                "torch_npu is installed but no CANN toolkit was found "
-                                "(ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, /usr/local/Ascend/ascend-toolkit/latest)",
-                                {k: m[k] for k in ("ascend_home_path", "ascend_toolkit_home")}, confirms=["cann-missing"]))
+        findings.append(
+            Finding(
+                "cann-not-found",
+                "torch_npu is installed but no CANN toolkit was found "
+                "(ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, /usr/local/Ascend/ascend-toolkit/latest)",
+                {k: m[k] for k in ("ascend_home_path", "ascend_toolkit_home")},
+                confirms=["cann-missing"],
+            )
+        )
     else:
-        findings.append(Finding("cann-found", f"CANN {m['cann']} ({m['cann_source']})",
-                                {"cann": m["cann"], "source": m["cann_source"]}, rules_out=["cann-missing"]))
+        findings.append(
+            Finding(
+                "cann-found",
+                f"CANN {m['cann']} ({m['cann_source']})",
+                {"cann": m["cann"], "source": m["cann_source"]},
+                rules_out=["cann-missing"],
+            )
+        )
     return findings
 
 

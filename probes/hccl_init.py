@@ -65,15 +65,18 @@ def rank_env_finding(env: dict[str, str]) -> Finding:
     present = {k: env[k] for k in RANK_VARS if k in env}
     missing = [k for k in REQUIRED_FOR_ENV_INIT if k not in env]
     if not present:
-        return Finding("rank-env-absent", "no launcher rank variables set (fine for a standalone run; a "
-                       "distributed job needs RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)", {})
+        return Finding(
+            "rank-env-absent",
+            "no launcher rank variables set (fine for a standalone run; a "
+            "distributed job needs RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)",
+            {},
+        )
     problems = rank_env_problems(env)
     if missing and "RANK_TABLE_FILE" not in env:
         problems.insert(0, f"missing {', '.join(missing)}")
     if problems:
         return Finding("rank-env-inconsistent", "; ".join(problems), present, confirms=["missing-rank-env"])
-    return Finding("rank-env-ok", "rank variables are complete and consistent", present,
-                   rules_out=["missing-rank-env"])
+    return Finding("rank-env-ok", "rank variables are complete and consistent", present, rules_out=["missing-rank-env"])
 
 
 def comm_env_finding(env: dict[str, str]) -> Finding:
@@ -81,8 +84,9 @@ def comm_env_finding(env: dict[str, str]) -> Finding:
     notes = []
     timeout = _as_int(env, "HCCL_CONNECT_TIMEOUT")
     if timeout is not None and timeout < MIN_CONNECT_TIMEOUT_S:
-        notes.append(f"HCCL_CONNECT_TIMEOUT={timeout}s is below the {MIN_CONNECT_TIMEOUT_S}s torch_npu recommends "
-                     "for large jobs")
+        notes.append(
+            f"HCCL_CONNECT_TIMEOUT={timeout}s is below the {MIN_CONNECT_TIMEOUT_S}s torch_npu recommends for large jobs"
+        )
     message = f"{len(settings)} HCCL/NCCL setting(s) in force" + (f"; {'; '.join(notes)}" if notes else "")
     return Finding("comm-env", message, {"settings": settings, "notes": notes})
 
@@ -110,8 +114,9 @@ def init_check(torch: Any, device_type: str, backend: str, timeout_s: float) -> 
     started = time.monotonic()
     evidence: dict[str, Any] = {"backend": backend, "world_size": 1}
     try:
-        dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1,
-                                timeout=datetime.timedelta(seconds=timeout_s))
+        dist.init_process_group(
+            backend, store=dist.HashStore(), rank=0, world_size=1, timeout=datetime.timedelta(seconds=timeout_s)
+        )
         evidence["reported_backend"] = dist.get_backend()
         t = torch.ones(4, device=torch.device(device_type))
         dist.all_reduce(t)
@@ -123,10 +128,18 @@ def init_check(torch: Any, device_type: str, backend: str, timeout_s: float) -> 
             dist.destroy_process_group()
     evidence["seconds"] = round(time.monotonic() - started, 3)
     if "error" in evidence:
-        return Finding("pg-init-failed", f"world-size-1 {backend} process group failed: {evidence['error']}",
-                       evidence, confirms=["dist-backend-unavailable"])
-    return Finding("pg-init-ok", f"world-size-1 {backend} process group and all_reduce work on {device_type}",
-                   evidence, rules_out=["dist-backend-unavailable"])
+        return Finding(
+            "pg-init-failed",
+            f"world-size-1 {backend} process group failed: {evidence['error']}",
+            evidence,
+            confirms=["dist-backend-unavailable"],
+        )
+    return Finding(
+        "pg-init-ok",
+        f"world-size-1 {backend} process group and all_reduce work on {device_type}",
+        evidence,
+        rules_out=["dist-backend-unavailable"],
+    )
 
 
 def record_finding(path: Path) -> Finding:
@@ -137,12 +150,17 @@ def record_finding(path: Path) -> Finding:
         return Finding("record-unreadable", f"cannot read init count from {path}: {one_line(exc)}", {"path": str(path)})
     evidence = {"path": str(path), "init_process_group_calls": calls, "backends": record.get("backends", [])}
     if calls > 1:
-        return Finding("double-init", f"init_process_group was called {calls} times in the recorded run",
-                       evidence, confirms=["double-init"])
+        return Finding(
+            "double-init",
+            f"init_process_group was called {calls} times in the recorded run",
+            evidence,
+            confirms=["double-init"],
+        )
     if calls == 0:
         return Finding("no-init", "init_process_group was never called in the recorded run", evidence)
-    return Finding("single-init", "init_process_group was called once in the recorded run", evidence,
-                   rules_out=["double-init"])
+    return Finding(
+        "single-init", "init_process_group was called once in the recorded run", evidence, rules_out=["double-init"]
+    )
 
 
 def _ancestors() -> set[int]:
@@ -175,8 +193,9 @@ def device_holders(proc_root: Path = Path("/proc")) -> tuple[list[dict[str, Any]
             unreadable += 1
             continue
         if devices:
-            holders.append({"pid": pid, "cmdline": cmdline[:200], "devices": devices,
-                            "python": "python" in cmdline.split(" ")[0]})
+            holders.append(
+                {"pid": pid, "cmdline": cmdline[:200], "devices": devices, "python": "python" in cmdline.split(" ")[0]}
+            )
     return holders, unreadable
 
 
@@ -190,20 +209,26 @@ def leftover_finding() -> Finding:
     evidence = {"holders": holders, "unreadable_processes": unreadable, "device_nodes": sorted(map(str, nodes))}
     if holders:
         pids = ", ".join(str(h["pid"]) for h in holders)
-        return Finding("leftover-process", f"other process(es) hold the device: {pids}", evidence,
-                       confirms=["leftover-process"])
+        return Finding(
+            "leftover-process", f"other process(es) hold the device: {pids}", evidence, confirms=["leftover-process"]
+        )
     if unreadable:
-        return Finding("leftover-scan-partial", f"no holders among readable processes; {unreadable} unreadable",
-                       evidence)
-    return Finding("no-leftover-process", "no other process holds a device node", evidence,
-                   rules_out=["leftover-process"])
+        return Finding(
+            "leftover-scan-partial", f"no holders among readable processes; {unreadable} unreadable", evidence
+        )
+    return Finding(
+        "no-leftover-process", "no other process holds a device node", evidence, rules_out=["leftover-process"]
+    )
 
 
 def body(ctx: ProbeContext) -> list[Finding]:
     env = dict(os.environ)
     state = dist_state(ctx.torch, ctx.device.type)
-    findings = [Finding("dist-state", "torch.distributed state in this probe process", state),
-                rank_env_finding(env), comm_env_finding(env)]
+    findings = [
+        Finding("dist-state", "torch.distributed state in this probe process", state),
+        rank_env_finding(env),
+        comm_env_finding(env),
+    ]
     if ctx.args.record:
         findings.append(record_finding(Path(ctx.args.record)))
     if state["available"] and not ctx.args.no_init:

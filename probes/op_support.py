@@ -148,7 +148,9 @@ def run_one(torch: Any, device_type: str, op: str) -> dict[str, Any]:
             except Exception as exc:
                 record["error"] = one_line(exc)
     messages = fd2 + [str(w.message) for w in py_warnings]
-    record["fallback_warnings"] = [ln.strip()[:300] for m in messages for ln in m.splitlines() if FALLBACK_RE.search(ln)]
+    record["fallback_warnings"] = [
+        ln.strip()[:300] for m in messages for ln in m.splitlines() if FALLBACK_RE.search(ln)
+    ]
     record["to_cpu_events"] = host_ops.count("aten::_to_cpu")
     if "error" in record:
         record["verdict"] = "not_supported" if NOT_SUPPORTED_RE.search(record["error"]) else "error"
@@ -190,8 +192,10 @@ def _findings(records: list[dict[str, Any]], device_type: str) -> list[Finding]:
     by_verdict: dict[str, dict[str, Any]] = {}
     for rec in records:
         by_verdict.setdefault(rec["verdict"], {})[rec["op"]] = rec
-    evidence = {"verdicts": {r["op"]: r["verdict"] for r in records}, "muting_env": {
-        k: os.environ[k] for k in WARNING_MUTERS if k in os.environ}}
+    evidence = {
+        "verdicts": {r["op"]: r["verdict"] for r in records},
+        "muting_env": {k: os.environ[k] for k in WARNING_MUTERS if k in os.environ},
+    }
     findings = [Finding("op-verdicts", f"{len(records)} op(s) probed on {device_type}", evidence)]
     rules = {
         "cpu_fallback": ("op-cpu-fallback", "fall back to the CPU", ["op-cpu-fallback"]),
@@ -208,16 +212,28 @@ def _findings(records: list[dict[str, Any]], device_type: str) -> list[Finding]:
     native = sorted(by_verdict.get("native", {}))
     if native:
         rules_out = ["op-cpu-fallback", "op-not-supported"] if len(native) == len(records) else []
-        findings.append(Finding("ops-native", f"{', '.join(native)} run natively on {device_type}",
-                                {"ops": native}, rules_out=rules_out))
+        findings.append(
+            Finding(
+                "ops-native", f"{', '.join(native)} run natively on {device_type}", {"ops": native}, rules_out=rules_out
+            )
+        )
     f64 = next((r for r in records if r["op"] == "float64"), None)
     if f64 is not None and f64["verdict"] in FLOAT64_PROBLEMS:
-        findings.append(Finding("float64-unsupported", f"float64 tensors do not run natively on {device_type} "
-                                f"({f64['verdict']}); a float64 default dtype or numpy float64 inputs would hit this",
-                                f64, confirms=["float64-default-dtype"]))
+        findings.append(
+            Finding(
+                "float64-unsupported",
+                f"float64 tensors do not run natively on {device_type} "
+                f"({f64['verdict']}); a float64 default dtype or numpy float64 inputs would hit this",
+                f64,
+                confirms=["float64-default-dtype"],
+            )
+        )
     elif f64 is not None and f64["verdict"] == "native":
-        findings.append(Finding("float64-native", f"float64 runs natively on {device_type}", {},
-                                rules_out=["float64-default-dtype"]))
+        findings.append(
+            Finding(
+                "float64-native", f"float64 runs natively on {device_type}", {}, rules_out=["float64-default-dtype"]
+            )
+        )
     return findings
 
 

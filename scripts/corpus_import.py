@@ -22,8 +22,21 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "logs_samples" / "real"
 SPLIT_KEY = "ascend-triage-split-v1"
 TEST_SHARE = 40
-FIELDS = ("id", "source", "repo", "category", "split", "root_cause", "fix", "fix_confirmed", "cause_terms",
-          "fix_terms", "workload", "origin", "log_file")
+FIELDS = (
+    "id",
+    "source",
+    "repo",
+    "category",
+    "split",
+    "root_cause",
+    "fix",
+    "fix_confirmed",
+    "cause_terms",
+    "fix_terms",
+    "workload",
+    "origin",
+    "log_file",
+)
 
 
 def split_of(url: str, cited: set[str]) -> str:
@@ -39,7 +52,9 @@ def _norm(url: str) -> str:
 
 def cited_by_kb() -> set[str]:
     pattern = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
-    return {_norm(m) for path in (ROOT / "kb").rglob("*.yaml") for m in pattern.findall(path.read_text(encoding="utf-8"))}
+    return {
+        _norm(m) for path in (ROOT / "kb").rglob("*.yaml") for m in pattern.findall(path.read_text(encoding="utf-8"))
+    }
 
 
 def _repo_of(url: str) -> str:
@@ -80,7 +95,9 @@ def main() -> None:
             added += 1
     cases.sort(key=lambda c: (c["split"], c["category"], c["id"]))
     header = "# The real corpus: excerpts from public issue threads, as pasted. See README 'Real corpus'.\n"
-    cases_path.write_text(header + yaml.safe_dump(cases, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
+    cases_path.write_text(
+        header + yaml.safe_dump(cases, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8"
+    )
     print(f"added {added}; corpus {len(cases)} cases")
 
 

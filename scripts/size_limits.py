@@ -25,7 +25,9 @@ def oversized(path: Path) -> list[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             length = (node.end_lineno or node.lineno) - node.lineno + 1
             if length > MAX_FUNCTION_LINES:
-                found.append(f"{path}:{node.lineno}: {node.name} is {length} lines (function limit {MAX_FUNCTION_LINES})")
+                found.append(
+                    f"{path}:{node.lineno}: {node.name} is {length} lines (function limit {MAX_FUNCTION_LINES})"
+                )
     return found
 
 
@@ -33,7 +35,10 @@ def main(argv: list[str]) -> int:
     roots = [Path(arg) for arg in argv] or [Path(root) for root in DEFAULT_ROOTS]
     files = sorted(f for root in roots for f in ([root] if root.is_file() else root.rglob("*.py")))
     problems = [problem for path in files for problem in oversized(path)]
-    print("\n".join(problems) or f"{len(files)} files within {MAX_MODULE_LINES} lines, functions within {MAX_FUNCTION_LINES}")
+    print(
+        "\n".join(problems)
+        or f"{len(files)} files within {MAX_MODULE_LINES} lines, functions within {MAX_FUNCTION_LINES}"
+    )
     return 1 if problems else 0
 
 

@@ -21,7 +21,9 @@ def test_samples_accuracy_and_no_false_alarms(engine_kb):
     assert not wrong_top, f"expected top entry missed on {wrong_top}"
 
 
-@pytest.mark.skipif(not (SHARED_LOGS / "cases.yaml").is_file(), reason="the shared real-log set is not beside the project")
+@pytest.mark.skipif(
+    not (SHARED_LOGS / "cases.yaml").is_file(), reason="the shared real-log set is not beside the project"
+)
 def test_real_logs_accuracy(engine_kb):
     summary = evaluate(engine_kb, load_cases(SHARED_LOGS)).summary()
     assert summary["top1"] >= TOP1 and summary["top3"] >= TOP3, summary

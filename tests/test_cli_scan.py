@@ -60,9 +60,28 @@ def test_json_contract(oom_log):
     assert data["version"] == 1
     assert set(data["stats"]) >= {"lines", "bytes", "seconds"}
     diagnosis = data["diagnoses"][0]
-    for key in ("id", "category", "title", "severity", "confidence", "score", "evidence", "causes", "fixes", "probes", "extracted"):
+    for key in (
+        "id",
+        "category",
+        "title",
+        "severity",
+        "confidence",
+        "score",
+        "evidence",
+        "causes",
+        "fixes",
+        "probes",
+        "extracted",
+    ):
         assert key in diagnosis
-    assert diagnosis["evidence"][0] == {"source": str(oom_log), "line": 21, "text": OOM.strip(), "rank": None, "timestamp": None, "supports": None}
+    assert diagnosis["evidence"][0] == {
+        "source": str(oom_log),
+        "line": 21,
+        "text": OOM.strip(),
+        "rank": None,
+        "timestamp": None,
+        "supports": None,
+    }
     assert 0 <= diagnosis["confidence"] <= 1
 
 
@@ -189,7 +208,9 @@ def test_markdown_report_with_redaction(tmp_path, oom_log):
     text = report.read_text()
     assert text.startswith("# ascend-triage report") and "expandable_segments:True" in text
     assert "NPU out of memory" in text and "10.20.30.40" not in text and str(tmp_path) not in text
-    assert triage("scan", "--report", str(tmp_path / "no" / "dir.md"), str(oom_log)).stderr.startswith(b"triage: cannot write")
+    assert triage("scan", "--report", str(tmp_path / "no" / "dir.md"), str(oom_log)).stderr.startswith(
+        b"triage: cannot write"
+    )
 
 
 def test_exit_zero_still_prints_the_diagnosis(oom_log):

@@ -31,7 +31,9 @@ def test_workload_launcher_versions_soc_and_env():
 
 
 def test_fine_tuning_tool_is_the_workload_over_its_trainer():
-    context = context_of("llamafactory-cli train examples/qwen.yaml", 'File "transformers/trainer.py", line 1, in train')
+    context = context_of(
+        "llamafactory-cli train examples/qwen.yaml", 'File "transformers/trainer.py", line 1, in train'
+    )
     assert context.workload == "llamafactory"
     assert context.fits({"workload": ["training"]}) is True
     assert context.fits({"workload": ["sglang"]}) is False
@@ -45,9 +47,15 @@ def test_fixes_for_another_stack_are_dropped_and_applied_ones_said():
         {"title": "Lower --mem-fraction-static", "addresses": ["budget"], "applies_to": {"workload": ["sglang"]}},
         {"title": "Lower --gpu-memory-utilization", "addresses": ["budget"], "applies_to": {"workload": ["vllm"]}},
         {"title": "Look at npu-smi", "addresses": ["budget"], "kind": "diagnostic"},
-        {"title": "Expandable segments", "addresses": ["frag"], "env": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}},
+        {
+            "title": "Expandable segments",
+            "addresses": ["frag"],
+            "env": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"},
+        },
     ]
     context = context_of("(VllmWorker rank=0 pid=1) INFO vllm serve", "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True")
     offered, notes = order_fixes(fixes, causes, context)
     assert [fix.title for fix in offered] == ["Lower --gpu-memory-utilization", "Look at npu-smi"]
-    assert notes == ["already applied in this job (PYTORCH_NPU_ALLOC_CONF=expandable_segments:True): Expandable segments"]
+    assert notes == [
+        "already applied in this job (PYTORCH_NPU_ALLOC_CONF=expandable_segments:True): Expandable segments"
+    ]

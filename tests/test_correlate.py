@@ -51,7 +51,9 @@ def test_parse_time_reads_the_common_formats(line, expected):
     assert stamp is not None and stamp.when == expected
 
 
-@pytest.mark.parametrize("line", ["no time here 11:57:54", "2024-13-45 11:57:54 not a date", "x" * 200 + " 2024-05-21 11:57:54"])
+@pytest.mark.parametrize(
+    "line", ["no time here 11:57:54", "2024-13-45 11:57:54 not a date", "x" * 200 + " 2024-05-21 11:57:54"]
+)
 def test_parse_time_ignores_what_is_not_a_line_time(line):
     assert parse_time(line) is None
 

@@ -53,7 +53,14 @@ def test_human_output_says_a_draft_ranks_lower(scanned, capsys, monkeypatch):
 
 def test_report_and_tui_detail_list_related_entries():
     diagnosis = Diagnosis(
-        id="a", category="other", title="A", severity="error", confidence=0.5, score=1.0, status="draft", related=["b", "c"]
+        id="a",
+        category="other",
+        title="A",
+        severity="error",
+        confidence=0.5,
+        score=1.0,
+        status="draft",
+        related=["b", "c"],
     )
     report = build_report(ScanResult(diagnoses=[diagnosis]), sources=["x.log"], environment={})
     assert "**Related entries:** `b`, `c`" in report and "draft entry, ranked lower" in report

@@ -32,7 +32,9 @@ def noisy_log(lines: int, seed: int = 5) -> tuple[str, int]:
             out.append(EI0006.format(r=rng.randrange(8), pid=rng.randrange(10**6)))
             ei0006 += 1
         else:
-            out.append(f"[rank{rng.randrange(8)}]: step {step} | loss {rng.random():.4f} | tokens/s={rng.randrange(10**6)}")
+            out.append(
+                f"[rank{rng.randrange(8)}]: step {step} | loss {rng.random():.4f} | tokens/s={rng.randrange(10**6)}"
+            )
     return "\n".join(out) + "\n", ei0006
 
 
@@ -60,7 +62,10 @@ def test_repeats_of_a_line_are_matched_once_and_counted(scan_text):
 
 
 def test_listing_slots_go_to_the_entrys_own_distinct_lines_first(scan_text):
-    own = [f"[rank0]: EI0006: Getting socket times out. Reason: peer {word} did not send the data in time" for word in "abcdefghij"]
+    own = [
+        f"[rank0]: EI0006: Getting socket times out. Reason: peer {word} did not send the data in time"
+        for word in "abcdefghij"
+    ]
     support = [f"[rank0]: Loading checkpoint shards {word}" for word in "abcdefghij"]
     lines = [line for pair in zip(support, own) for line in pair]
     diagnosis = by_id(scan_text("\n".join(lines) + "\n"), "hccl-ei0006-socket-timeout")

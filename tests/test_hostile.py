@@ -29,8 +29,12 @@ def bounded_triage(*args: str, stdin: bytes = b"", timeout: float = 20) -> subpr
     """`triage ARGS` in a child that may use at most `timeout` seconds and MEMORY_LIMIT bytes."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "120"}
     done = subprocess.run(
-        [sys.executable, "-m", "triage", *args], input=stdin, capture_output=True, env=env,
-        timeout=timeout, preexec_fn=_limit_memory,
+        [sys.executable, "-m", "triage", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+        preexec_fn=_limit_memory,
     )
     assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
     return done
@@ -171,7 +175,9 @@ def test_exit_code_survives_a_closed_pipe(output):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "triage", "scan", "--no-progress", *output, str(HOSTILE / "oom.log")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     proc.stdout.close()  # type: ignore[union-attr]  # like `| head -0`: the reader is gone before a byte is written
     stderr = proc.stderr.read()  # type: ignore[union-attr]
@@ -226,7 +232,10 @@ def _start_run(tmp_path: Path, script: str, *extra: str) -> tuple[subprocess.Pop
     env = {**os.environ, "PYTHONPATH": str(ROOT), "READY": str(ready)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "triage", "run", "--json", *extra, "--", "sh", "-c", script],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=_limit_memory,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=_limit_memory,
     )
     for _ in range(200):
         if ready.exists() and ready.read_text().strip():
@@ -245,7 +254,9 @@ def test_run_does_not_wait_for_a_background_descendant_and_ends_it(tmp_path):
 
 
 def test_sigterm_to_triage_stops_the_job_and_prints_the_summary(tmp_path):
-    proc, _ = _start_run(tmp_path, f"printf '%s' \"{OOM_LINE.decode().strip()}\"; echo; echo go > $READY; exec sleep 30")
+    proc, _ = _start_run(
+        tmp_path, f"printf '%s' \"{OOM_LINE.decode().strip()}\"; echo; echo go > $READY; exec sleep 30"
+    )
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=15)
     assert proc.returncode == 128 + signal.SIGTERM, err
@@ -288,8 +299,11 @@ print(json.dumps({"error": outcome.error, "seconds": time.monotonic() - started}
 def _probe_child(code: str, timeout: float) -> dict:
     """run_json_child on `code`, itself in a child under the memory limit."""
     done = subprocess.run(
-        [sys.executable, "-c", _RUN_CHILD, code, str(timeout)], capture_output=True, timeout=30,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_limit_memory,
+        [sys.executable, "-c", _RUN_CHILD, code, str(timeout)],
+        capture_output=True,
+        timeout=30,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=_limit_memory,
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     return json.loads(done.stdout)
@@ -349,7 +363,9 @@ def test_tail_under_a_low_descriptor_limit_reports_a_later_error(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-c", script, "tail", "--json", "--exit-on", "error", str(tmp_path / "rank_*.log")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     deadline = time.monotonic() + 20
     while proc.poll() is None and time.monotonic() < deadline:  # until tail has started and seen it

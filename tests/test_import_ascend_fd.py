@@ -55,7 +55,10 @@ def test_reimport_keeps_edited_files_unless_forced(tmp_path):
 
 
 def test_numbered_suggestions_become_fixes():
-    assert fixes(["1. Do a.", "  cmd --x", "2) Do b."]) == [{"title": "Do a.", "description": "cmd --x"}, {"title": "Do b."}]
+    assert fixes(["1. Do a.", "  cmd --x", "2) Do b."]) == [
+        {"title": "Do a.", "description": "cmd --x"},
+        {"title": "Do b."},
+    ]
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):

@@ -32,8 +32,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_job(tmp_path: Path, code: str, *, python: str = sys.executable,
-            env: dict[str, str] | None = None) -> tuple[int, str, Path]:
+def run_job(
+    tmp_path: Path, code: str, *, python: str = sys.executable, env: dict[str, str] | None = None
+) -> tuple[int, str, Path]:
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(code))
     record = tmp_path / "record.json"
@@ -45,8 +46,11 @@ def run_job(tmp_path: Path, code: str, *, python: str = sys.executable,
 @pytest.mark.slow
 def test_double_init_is_counted(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
-           "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}
+    env = {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(free_port()),
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+    }
     rc, out, record_path = run_job(tmp_path, TWICE, env=env)
     assert rc == 0, out
     assert "trying to initialize the default process group twice" in out and "job done" in out

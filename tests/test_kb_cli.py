@@ -19,7 +19,13 @@ def test_list_json_includes_user_entries(tmp_path, capsys):
     code, out, _ = run(capsys, "kb", "list", "--kb", str(tmp_path), "--json", "--category", "npu_oom")
     rows = json.loads(out)
     assert code == 0
-    assert {"id": "user-entry", "category": "npu_oom", "title": "Synthetic user-entry", "severity": "error", "status": "experimental"} in rows
+    assert {
+        "id": "user-entry",
+        "category": "npu_oom",
+        "title": "Synthetic user-entry",
+        "severity": "error",
+        "status": "experimental",
+    } in rows
     assert all(row["category"] == "npu_oom" for row in rows)
 
 

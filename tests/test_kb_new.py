@@ -54,20 +54,59 @@ def test_key_line_skips_tracebacks_warnings_and_wrappers():
 
 
 def test_regex_masks_variables_and_keeps_codes():
-    message = message_of("[rank2]: RuntimeError: Sync failed 41 times at 0x7f3a on /a/b.py, error code is 507015 (EZ1001)")
+    message = message_of(
+        "[rank2]: RuntimeError: Sync failed 41 times at 0x7f3a on /a/b.py, error code is 507015 (EZ1001)"
+    )
     regex = regex_for(message)
     assert message.startswith("RuntimeError:")
     assert "507015" in regex and "EZ1001" in regex and "0x7f3a" not in regex and "/a/b.py" not in regex
-    assert re.search(regex, "RuntimeError: Sync failed 7 times at 0xdead on /c/d.py, error code is 507015 (EZ1001)", re.I)
-    assert not re.search(regex, "RuntimeError: Sync failed 7 times at 0xdead on /c/d.py, error code is 507033 (EZ1001)", re.I)
+    assert re.search(
+        regex, "RuntimeError: Sync failed 7 times at 0xdead on /c/d.py, error code is 507015 (EZ1001)", re.I
+    )
+    assert not re.search(
+        regex, "RuntimeError: Sync failed 7 times at 0xdead on /c/d.py, error code is 507033 (EZ1001)", re.I
+    )
 
 
 def test_lines_option_and_defaults(tmp_path, log, capsys):
     out_dir = tmp_path / "kb"
-    code = main(["kb", "new", "--from", str(log), "--lines", "7-7", "--out", str(out_dir), "--id", "qubit-sched", "--category", "segfault"])
+    code = main(
+        [
+            "kb",
+            "new",
+            "--from",
+            str(log),
+            "--lines",
+            "7-7",
+            "--out",
+            str(out_dir),
+            "--id",
+            "qubit-sched",
+            "--category",
+            "segfault",
+        ]
+    )
     assert code == 0
     assert (out_dir / "segfault" / "qubit-sched.yaml").is_file()
-    assert main(["kb", "new", "--from", str(log), "--lines", "7", "--out", str(out_dir), "--id", "qubit-sched", "--category", "segfault"]) == 2
+    assert (
+        main(
+            [
+                "kb",
+                "new",
+                "--from",
+                str(log),
+                "--lines",
+                "7",
+                "--out",
+                str(out_dir),
+                "--id",
+                "qubit-sched",
+                "--category",
+                "segfault",
+            ]
+        )
+        == 2
+    )
     assert "already exists" in capsys.readouterr().err
 
 

@@ -54,7 +54,10 @@ def test_a_generic_cause_can_still_be_confirmed_on_cpu(scan_text):
     from tests.test_probe_evidence import OOM, _allocator_result
 
     result = scan_text(OOM)
-    on_cpu = {**_allocator_result(["true-capacity"], ["fragmentation"]), "device": {"type": "cpu", "name": "x", "count": 1}}
+    on_cpu = {
+        **_allocator_result(["true-capacity"], ["fragmentation"]),
+        "device": {"type": "cpu", "name": "x", "count": 1},
+    }
     top = apply_probe_results(result, [on_cpu]).diagnoses[0]
     assert top.causes[0].id == "true-capacity"
     assert any("fragmentation: not testable here: allocator (ran on cpu)" in note for note in top.probe_notes)

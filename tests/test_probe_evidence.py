@@ -7,7 +7,13 @@ OOM = (
 
 
 def _allocator_result(confirms, rules_out):
-    finding = {"id": "x", "message": "inactive split 30 GiB", "evidence": {}, "confirms": confirms, "rules_out": rules_out}
+    finding = {
+        "id": "x",
+        "message": "inactive split 30 GiB",
+        "evidence": {},
+        "confirms": confirms,
+        "rules_out": rules_out,
+    }
     return {"probe": "allocator", "status": "finding", "findings": [finding]}
 
 

@@ -95,6 +95,7 @@ def test_real_probe_through_runner() -> None:
 
 # --- the CLI command, through a parser built the way triage's main builds it --------------------
 
+
 def cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="triage")
     probe_cmd.register(parser.add_subparsers(dest="command", required=True))

@@ -43,8 +43,9 @@ def run_script(tmp_path: Path, code: str) -> Any:
     """Run ``code`` in a fresh interpreter (fakes must not leak into pytest) and parse its stdout."""
     script = tmp_path / "sim.py"
     script.write_text(textwrap.dedent(code))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env=_subproc.child_env())
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=_subproc.child_env()
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
 
@@ -59,8 +60,10 @@ def cpu_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
     record.write_text(json.dumps({"init_process_group_calls": 2, "backends": ["gloo", "gloo"]}))
     args = {**PROBE_ARGS, "hccl_init": ("--record", str(record))}
     # Each probe starts its own torch, so the situations to detect are set up once, here.
-    envs = {"allocator": {"PYTORCH_ALLOC_CONF": "expandable_segments:True"},
-            "hccl_init": {"RANK": "0", "WORLD_SIZE": "2", "HCCL_CONNECT_TIMEOUT": "120"}}
+    envs = {
+        "allocator": {"PYTORCH_ALLOC_CONF": "expandable_segments:True"},
+        "hccl_init": {"RANK": "0", "WORLD_SIZE": "2", "HCCL_CONNECT_TIMEOUT": "120"},
+    }
     # Two at a time: the machine has two cores and op_support starts its own children.
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = pool.map(lambda n: run_module(n, *args.get(n, ()), env_extra=envs.get(n)), probes.PROBES)
@@ -184,37 +187,52 @@ def test_every_default_op_is_known() -> None:
 
 # --- pure helpers (no subprocess) ---------------------------------------------------------------
 
-@pytest.mark.parametrize("line", [
-    "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::linalg_lstsq.out' is not currently supported "
-    "on the NPU backend and will fall back to run on the CPU. This may have performance implications.",
-    "Warning: kernel [nanmedian.dim] is not supported by NPU currently. Now this kernel is running on CPU.",
-    "CAUTION: The operator aten::logit, aten::logit_ and aten::logit.out is currently not supported on the NPU "
-    "backend. Now this operator will fallback to run on the CPU and may have performance implications.",
-    "The operator 'aten::x' is not currently supported on the MPS backend and will fall back to run on the CPU.",
-])
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::linalg_lstsq.out' is not currently supported "
+        "on the NPU backend and will fall back to run on the CPU. This may have performance implications.",
+        "Warning: kernel [nanmedian.dim] is not supported by NPU currently. Now this kernel is running on CPU.",
+        "CAUTION: The operator aten::logit, aten::logit_ and aten::logit.out is currently not supported on the NPU "
+        "backend. Now this operator will fallback to run on the CPU and may have performance implications.",
+        "The operator 'aten::x' is not currently supported on the MPS backend and will fall back to run on the CPU.",
+    ],
+)
 def test_fallback_regex_matches_known_texts(line: str) -> None:
     assert op_support.FALLBACK_RE.search(line)
 
 
 def test_fallback_regex_ignores_aicpu_notice() -> None:
-    line = "Warning: kernel [ArgSort] can not support dtype int32 or int64 on AiCore, Now this kernel is running on AiCpu."
+    line = (
+        "Warning: kernel [ArgSort] can not support dtype int32 or int64 on AiCore, Now this kernel is running on AiCpu."
+    )
     assert not op_support.FALLBACK_RE.search(line)
 
 
-@pytest.mark.parametrize(("env_vars", "problem"), [
-    ({"RANK": "2", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}, "outside"),
-    ({"RANK": "x", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}, "not an integer"),
-    ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "70000"}, "valid port"),
-    ({"LOCAL_RANK": "0"}, "missing RANK"),
-])
+@pytest.mark.parametrize(
+    ("env_vars", "problem"),
+    [
+        ({"RANK": "2", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}, "outside"),
+        ({"RANK": "x", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}, "not an integer"),
+        ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "70000"}, "valid port"),
+        ({"LOCAL_RANK": "0"}, "missing RANK"),
+    ],
+)
 def test_rank_env_inconsistencies(env_vars: dict[str, str], problem: str) -> None:
     finding = hccl_init.rank_env_finding(env_vars)
     assert finding.confirms == ["missing-rank-env"] and problem in finding.message
 
 
 def test_rank_env_consistent_rules_out() -> None:
-    good = {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
-            "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"}
+    good = {
+        "RANK": "1",
+        "WORLD_SIZE": "2",
+        "LOCAL_RANK": "1",
+        "LOCAL_WORLD_SIZE": "2",
+        "MASTER_ADDR": "10.0.0.1",
+        "MASTER_PORT": "29500",
+    }
     assert hccl_init.rank_env_finding(good).rules_out == ["missing-rank-env"]
 
 
@@ -242,39 +260,59 @@ def test_device_holders_from_fake_proc(tmp_path: Path) -> None:
 
 
 def _matrix(**over: Any) -> dict[str, Any]:
-    base = {"torch": "2.13.0+cpu", "torch_cuda": None, "torch_npu": "2.13.0", "cann": "8.3.RC1",
-            "cann_source": "x", "ascend_home_path": None, "ascend_toolkit_home": None}
+    base = {
+        "torch": "2.13.0+cpu",
+        "torch_cuda": None,
+        "torch_npu": "2.13.0",
+        "cann": "8.3.RC1",
+        "cann_source": "x",
+        "ascend_home_path": None,
+        "ascend_toolkit_home": None,
+    }
     return {**base, **over}
 
 
-@pytest.mark.parametrize(("over", "confirmed"), [
-    ({}, set()),
-    ({"torch_npu": "2.12.0.post3"}, {"torch-npu-mismatch"}),
-    ({"torch": "2.13.0", "torch_cuda": "13.0"}, {"cuda-torch-with-npu"}),
-    ({"cann": None}, {"cann-missing"}),
-])
+@pytest.mark.parametrize(
+    ("over", "confirmed"),
+    [
+        ({}, set()),
+        ({"torch_npu": "2.12.0.post3"}, {"torch-npu-mismatch"}),
+        ({"torch": "2.13.0", "torch_cuda": "13.0"}, {"cuda-torch-with-npu"}),
+        ({"cann": None}, {"cann-missing"}),
+    ],
+)
 def test_env_known_bad_combinations(over: dict[str, Any], confirmed: set[str]) -> None:
     found = env.checks(_matrix(**over))
     assert {c for f in found for c in f.confirms} == confirmed
 
 
-@pytest.mark.parametrize(("error", "cause"), [
-    ("ImportError: libhccl.so: cannot open shared object file: No such file or directory", "cann-missing"),
-    ("RuntimeError: Two accelerators cannot be used at the same time in PyTorch: npu and cuda.", "cuda-torch-with-npu"),
-])
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        ("ImportError: libhccl.so: cannot open shared object file: No such file or directory", "cann-missing"),
+        (
+            "RuntimeError: Two accelerators cannot be used at the same time in PyTorch: npu and cuda.",
+            "cuda-torch-with-npu",
+        ),
+    ],
+)
 def test_torch_npu_import_error_mapping(error: str, cause: str) -> None:
     finding = _npu.import_error_finding(_npu.NpuImport(installed=True, version="2.13.0", error=error))
     assert finding.confirms == [cause]
 
 
 def test_largest_free_block_and_recommendation() -> None:
-    snapshot = [{"blocks": [{"size": 512, "state": "inactive"}, {"size": 4096, "state": "active_allocated"}]},
-                {"blocks": [{"size": 2048, "state": "inactive"}]}]
+    snapshot = [
+        {"blocks": [{"size": 512, "state": "inactive"}, {"size": 4096, "state": "active_allocated"}]},
+        {"blocks": [{"size": 2048, "state": "inactive"}]},
+    ]
     assert allocator.largest_free_block(snapshot) == 2048
     stats = {"fragmentation_ratio": 0.5, "num_ooms": 0}
     assert "expandable_segments:True" in allocator.recommendation(stats, {})
-    assert allocator.recommendation(stats, {"PYTORCH_ALLOC_CONF": "expandable_segments:True"}) == \
-        "no allocator change needed"
+    assert (
+        allocator.recommendation(stats, {"PYTORCH_ALLOC_CONF": "expandable_segments:True"})
+        == "no allocator change needed"
+    )
 
 
 def test_status_only_turns_finding_on_confirmation() -> None:

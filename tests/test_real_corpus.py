@@ -71,11 +71,17 @@ def test_no_fix_for_a_stack_the_log_shows_is_not_running(engine_kb, cases):
         scanner = Scanner(engine_kb, prefilter=prefilter)
         scanner.feed_text(case.file.read_bytes().decode("utf-8", "replace"), case.file.name)
         result = scanner.result()
-        context = JobContext(**{k: v for k, v in result.context.items() if k in ("launcher", "workloads", "soc", "env")})
+        context = JobContext(
+            **{k: v for k, v in result.context.items() if k in ("launcher", "workloads", "soc", "env")}
+        )
         shown = context.shows("workload")
         for diagnosis in result.diagnoses:
-            declared = {fix["title"]: fix for entry_id in [diagnosis.id, *diagnosis.resembles] if entry_id in entries
-                        for fix in entries[entry_id].fixes}
+            declared = {
+                fix["title"]: fix
+                for entry_id in [diagnosis.id, *diagnosis.resembles]
+                if entry_id in entries
+                for fix in entries[entry_id].fixes
+            }
             for fix in diagnosis.fixes:
                 applies_to = (declared.get(fix.title) or {}).get("applies_to") or {}
                 if applies_to and context.fits(applies_to) is False:

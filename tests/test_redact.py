@@ -48,7 +48,10 @@ def test_no_leak_survives_any_output(tmp_path, capsys, monkeypatch, case):
 
 def test_what_the_log_means_survives():
     redact = Redactor()
-    assert redact("EZ1001: aclnnCumsum failed at 10:00:01 in c10::Error") == "EZ1001: aclnnCumsum failed at 10:00:01 in c10::Error"
+    assert (
+        redact("EZ1001: aclnnCumsum failed at 10:00:01 in c10::Error")
+        == "EZ1001: aclnnCumsum failed at 10:00:01 in c10::Error"
+    )
     assert redact("the password is wrong") == "the password is wrong"
 
 

@@ -72,7 +72,10 @@ def test_long_path_keeps_its_line_number(one_error):
     diagnosis = one_error.diagnoses[0]
     line = replace(diagnosis.evidence[0], source="/very/long/" + "directory/" * 10 + "train.log")
     result = replace(one_error, diagnoses=[replace(diagnosis, evidence=[line])])
-    assert any(row.strip().startswith(ELLIPSIS) and row.rstrip().endswith("train.log:56") for row in rendered(result).splitlines())
+    assert any(
+        row.strip().startswith(ELLIPSIS) and row.rstrip().endswith("train.log:56")
+        for row in rendered(result).splitlines()
+    )
 
 
 def test_rank_and_role_only_when_known(one_error):
@@ -90,7 +93,9 @@ def test_evidence_count_says_how_many_are_shown(one_error):
     lines = [EvidenceLine("a.log", n, f"error {n}") for n in range(1, 4)]
     text = rendered(replace(one_error, diagnoses=[replace(diagnosis, evidence=lines, evidence_count=4)]))
     assert "evidence (2 of 4 lines):" in text
-    verbose = rendered(replace(one_error, diagnoses=[replace(diagnosis, evidence=lines, evidence_count=4)]), verbose=True)
+    verbose = rendered(
+        replace(one_error, diagnoses=[replace(diagnosis, evidence=lines, evidence_count=4)]), verbose=True
+    )
     assert "evidence (3 of 4 lines):" in verbose and "a.log:3" in verbose
 
 

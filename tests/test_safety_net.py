@@ -20,7 +20,11 @@ from triage.engine.safety_net import MAX_CONFIDENCE
         ("[rank3]: torch._dynamo.exc.BackendCompilerFailed: backend='npu' raised:", EXCEPTION, None),
         ("ERROR 07-03 19:33:28 [core.py:291] Engine core failed to start", LEVEL, "Engine core failed to start"),
         ("[1,3]<stderr>:Segmentation fault (core dumped)", SIGNAL, None),
-        ("(SGLangEngine pid=1) [2026-04-22 08:39:15 TP1] Scheduler hit an exception: Traceback (most recent call last):", LEVEL, None),
+        (
+            "(SGLangEngine pid=1) [2026-04-22 08:39:15 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+            LEVEL,
+            None,
+        ),
         ("Traceback (most recent call last):", TRACEBACK, None),
         ("test_kernel.py::test_split_qkv FAILED", LEVEL, None),
     ],
@@ -57,7 +61,9 @@ def test_unknown_library_error_gets_a_guess_with_next_steps(scan_text):
     assert guess.evidence[0].line == 3
     steps = [fix for fix in guess.fixes if fix.kind == "diagnostic"]
     assert any("github.com/search" in command for fix in steps for command in fix.commands)
-    assert any(command.startswith("triage kb new --from test.log --lines 3-3") for fix in steps for command in fix.commands)
+    assert any(
+        command.startswith("triage kb new --from test.log --lines 3-3") for fix in steps for command in fix.commands
+    )
 
 
 def test_no_error_means_no_diagnosis(scan_text):
@@ -65,7 +71,9 @@ def test_no_error_means_no_diagnosis(scan_text):
 
 
 def test_a_log_that_ends_while_capturing_is_a_stall(scan_text):
-    result = scan_text("INFO load model\nINFO KV cache allocated\nCapture cuda graph begin. This can take up to several minutes.\n")
+    result = scan_text(
+        "INFO load model\nINFO KV cache allocated\nCapture cuda graph begin. This can take up to several minutes.\n"
+    )
     stall = result.diagnoses[0]
     assert stall.guess and stall.severity == "warning"
     assert stall.category == "dynamic_shape_compile"

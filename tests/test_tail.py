@@ -215,7 +215,9 @@ def json_lines(out: str) -> list[dict]:
 
 def test_json_events_and_exit_on(tmp_path, capsys, monkeypatch):
     write_rank_logs(tmp_path)
-    code, out, _ = run_tail(capsys, monkeypatch, "--json", "--from-start", "--exit-on", "error", str(tmp_path / "rank_*.log"))
+    code, out, _ = run_tail(
+        capsys, monkeypatch, "--json", "--from-start", "--exit-on", "error", str(tmp_path / "rank_*.log")
+    )
     assert code == 1
     events = json_lines(out)
     kinds = [event["event"] for event in events]
@@ -229,7 +231,9 @@ def test_json_events_and_exit_on(tmp_path, capsys, monkeypatch):
 
 def test_exit_on_a_worse_severity_keeps_following_until_ctrl_c(tmp_path, capsys, monkeypatch):
     write_rank_logs(tmp_path)
-    code, out, _ = run_tail(capsys, monkeypatch, "--json", "--from-start", "--exit-on", "critical", str(tmp_path / "*.log"))
+    code, out, _ = run_tail(
+        capsys, monkeypatch, "--json", "--from-start", "--exit-on", "critical", str(tmp_path / "*.log")
+    )
     assert code == 1 and json_lines(out)[-1]["diagnoses"]
 
 

@@ -266,10 +266,17 @@ async def test_n_and_shift_n_visit_the_evidence_lines(tmp_path: Path):
         ({"status": "finding", "findings": [{"message": "x", "confirms": ["fragmentation"]}]}, "finding"),
         ({"status": "ok", "findings": [{"message": "fine", "rules_out": ["fragmentation"]}]}, "ok"),
         (
-            {"status": "ok", "device": {"type": "cpu"}, "findings": [{"id": "allocator-unsupported", "message": "cpu: no caching allocator"}]},
+            {
+                "status": "ok",
+                "device": {"type": "cpu"},
+                "findings": [{"id": "allocator-unsupported", "message": "cpu: no caching allocator"}],
+            },
             "inconclusive here: confirms or rules out no cause (cpu: no caching allocator)",
         ),
-        ({"status": "ok", "device": {"type": "cpu"}, "findings": []}, "inconclusive here: confirms or rules out no cause (no finding on cpu)"),
+        (
+            {"status": "ok", "device": {"type": "cpu"}, "findings": []},
+            "inconclusive here: confirms or rules out no cause (no finding on cpu)",
+        ),
         ({"status": "skipped", "reason": "torch is not installed"}, "inconclusive here: torch is not installed"),
         ({"status": "error", "reason": "bad option"}, "error: bad option"),
     ],

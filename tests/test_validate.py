@@ -120,7 +120,9 @@ def _samples(tmp_path: Path, healthy: str, honeypot: str) -> Baselines:
 
 def test_entry_that_fires_on_a_healthy_log_is_an_error(tmp_path):
     kb = tmp_path / "kb"
-    write_entry(kb, entry_data("too-eager", signatures=[{"regex": r"loss \d", "weight": 3}], examples={"match": ["loss 1"]}))
+    write_entry(
+        kb, entry_data("too-eager", signatures=[{"regex": r"loss \d", "weight": 3}], examples={"match": ["loss 1"]})
+    )
     write_entry(kb, entry_data("quiet"))
     baselines = _samples(tmp_path, "step 1 | loss 2.31 | lr 1e-4\n", "error: something failed\n")
     found = errors_of(validate(kb, baselines=baselines), "healthy_logs")
@@ -209,14 +211,30 @@ def test_a_pattern_that_matches_a_harmless_line_is_found(tmp_path):
     baselines = load_baselines(samples)
     assert baselines.harmless == baselines.healthy == [samples / "harmless" / "warnings.log"]
     kb = tmp_path / "kb"
-    cause = {"id": "busy", "title": "Busy", "how_to_tell": "compiling", "evidence": [{"regex": "double dtype", "weight": 0.5}]}
+    cause = {
+        "id": "busy",
+        "title": "Busy",
+        "how_to_tell": "compiling",
+        "evidence": [{"regex": "double dtype", "weight": 0.5}],
+    }
     write_entry(kb, entry_data("loose-cause", causes=[cause]))
-    write_entry(kb, entry_data("bare-code", signatures=[{"regex": r"\b507035\b", "weight": 2}], examples={"match": ["error code 507035"]}))
+    write_entry(
+        kb,
+        entry_data(
+            "bare-code", signatures=[{"regex": r"\b507035\b", "weight": 2}], examples={"match": ["error code 507035"]}
+        ),
+    )
     # Whole words in their declared case: not `compiler_depend.ts`; a bare code only in an error context.
     cause = {**cause, "evidence": [{"regex": "[Cc]ompil(?:e|ing)", "weight": 0.5}]}
     write_entry(kb, entry_data("word-cause", causes=[cause]))
-    write_entry(kb, entry_data("loose-signature", signatures=[{"regex": "double dtype", "weight": 2}],
-                               examples={"match": ["double dtype crash"]}))
+    write_entry(
+        kb,
+        entry_data(
+            "loose-signature",
+            signatures=[{"regex": "double dtype", "weight": 2}],
+            examples={"match": ["double dtype crash"]},
+        ),
+    )
     report = validate(kb, baselines=baselines)
     # A signature is an error; cause evidence a warning: it counts only near the entry's own lines,
     # where context such as a dtype banner is what it is for.

@@ -37,7 +37,9 @@ ALLOCATOR_RESULT = {
 
 def subprocess_probe_runner(name: str) -> dict[str, Any]:
     """Runs a tiny probe-shaped script, so the app's probe path crosses a real process boundary."""
-    result = {**ALLOCATOR_RESULT, "probe": name} if name == "allocator" else {"probe": name, "status": "ok", "findings": []}
+    result = (
+        {**ALLOCATOR_RESULT, "probe": name} if name == "allocator" else {"probe": name, "status": "ok", "findings": []}
+    )
     script = f"import sys; sys.stdout.write({json.dumps(result)!r})"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=True)
     return json.loads(done.stdout)  # type: ignore[no-any-return]

@@ -233,4 +233,3 @@ class Follower:
         if followed.handle is not None:
             followed.handle.close()
         self._sink.finish(followed.path)
-

@@ -22,7 +22,9 @@ from typing import Any
 from triage.results import CauseResult, Diagnosis, EvidenceLine, ScanResult, replace
 
 SECRET = "<redacted>"
-_SECRET_WORD = r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth)"
+_SECRET_WORD = (
+    r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth)"
+)
 SECRET_NAME = re.compile(rf"(?i)^[\w.-]*{_SECRET_WORD}[\w.-]*$|^[\w.-]*_KEY$")
 """Names (of env variables, fields) whose values are secrets."""
 

@@ -19,7 +19,16 @@ from triage.results import Diagnosis, FixResult, ScanResult
 TOP_DIAGNOSES = 3
 MAX_EVIDENCE = 5
 ENV_PREFIXES = (
-    "ASCEND_", "HCCL_", "PYTORCH_NPU_", "TORCH_NPU_", "NPU_", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
+    "ASCEND_",
+    "HCCL_",
+    "PYTORCH_NPU_",
+    "TORCH_NPU_",
+    "NPU_",
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
 )
 
 

@@ -78,11 +78,17 @@ def _print_report(report: Any, args: argparse.Namespace) -> None:
         for column in ("category", "cases", "top-1", "top-3", "no diagnosis"):
             table.add_column(column, justify="left" if column == "category" else "right")
         for category, row in report.by_category(split).items():
-            table.add_row(category, str(row["cases"]), f"{row['top1']:.0%}", f"{row['top3']:.0%}", f"{row['no_diagnosis']:.0%}")
+            table.add_row(
+                category, str(row["cases"]), f"{row['top1']:.0%}", f"{row['top3']:.0%}", f"{row['no_diagnosis']:.0%}"
+            )
         summary = report.summary(split)
         table.add_row(
-            "all", str(summary["cases"]), f"{summary['top1']:.1%}", f"{summary['top3']:.1%}",
-            f"{summary['no_diagnosis']:.1%}", style="bold",
+            "all",
+            str(summary["cases"]),
+            f"{summary['top1']:.1%}",
+            f"{summary['top3']:.1%}",
+            f"{summary['no_diagnosis']:.1%}",
+            style="bold",
         )
         console.print(table)
         console.print(f"False alarms on healthy logs: {summary['false_alarms']} of {summary['healthy_logs']}")
@@ -96,8 +102,13 @@ def _print_report(report: Any, args: argparse.Namespace) -> None:
             for column in ("repository", "failures", "top-1", "healthy", "false alarms"):
                 repos.add_column(column, justify="left" if column == "repository" else "right")
             for repo, row in report.grouped("repo", split).items():
-                repos.add_row(repo, str(row["cases"]), f"{row['top1']:.0%}" if row["cases"] else "-",
-                              str(row["healthy_logs"]), str(row["false_alarms"]))
+                repos.add_row(
+                    repo,
+                    str(row["cases"]),
+                    f"{row['top1']:.0%}" if row["cases"] else "-",
+                    str(row["healthy_logs"]),
+                    str(row["false_alarms"]),
+                )
             console.print(repos)
     if args.entries:
         entries = Table(title="Per entry (as top diagnosis)", title_justify="left")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_kb_entries, load_scan_kb, warn
+
 LOCAL_KB_DIR = Path("kb-local")
 """Where new and imported entries go without --out or TRIAGE_KB_PATH: never the installed package."""
 
@@ -55,9 +56,13 @@ def _register_authoring(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
     new.add_argument("--from", dest="log", metavar="LOG", help="the log to learn from (default: standard input)")
     new.add_argument("--lines", metavar="A-B", help="only use lines A to B of the log (1-based)")
-    new.add_argument("--out", metavar="DIR", help=f"KB dir to write into (default: first TRIAGE_KB_PATH dir, else ./{LOCAL_KB_DIR})")
+    new.add_argument(
+        "--out", metavar="DIR", help=f"KB dir to write into (default: first TRIAGE_KB_PATH dir, else ./{LOCAL_KB_DIR})"
+    )
     new.add_argument("--id", dest="entry_id", metavar="ID", help="entry id (default: derived from the error line)")
-    new.add_argument("--category", metavar="C", help="category (default: that of the known entries matching the line, else other)")
+    new.add_argument(
+        "--category", metavar="C", help="category (default: that of the known entries matching the line, else other)"
+    )
     new.add_argument("--title", help="title (default: the error line)")
     new.add_argument("--force", action="store_true", help="replace an existing file")
     add_kb_options(new)
@@ -68,9 +73,13 @@ def _register_authoring(commands: argparse._SubParsersAction[argparse.ArgumentPa
         help="check entries: schema, ids, regex safety, examples, baselines",
         description="Run every check (see --list) on entry files or KB dirs. Exit 1 on any error finding.",
     )
-    validate.add_argument("paths", nargs="*", metavar="PATH", help="entry files or KB dirs (default: shipped KB and user dirs)")
+    validate.add_argument(
+        "paths", nargs="*", metavar="PATH", help="entry files or KB dirs (default: shipped KB and user dirs)"
+    )
     validate.add_argument("--json", action="store_true", help="print findings as JSON")
-    validate.add_argument("--samples", metavar="DIR", help="logs_samples dir with labels.yaml (default: the samples shipped with triage)")
+    validate.add_argument(
+        "--samples", metavar="DIR", help="logs_samples dir with labels.yaml (default: the samples shipped with triage)"
+    )
     validate.add_argument("--list", dest="list_validators", action="store_true", help="list the checks and exit")
     validate.add_argument(
         "--strict", action="store_true", help="also refuse unfinished entries: drafts and TODOs left are errors (CI)"
@@ -114,7 +123,10 @@ def run_list(args: argparse.Namespace) -> int:
     entries = sorted(
         (e for e in kb.entries.values() if args.category in (None, e.category)), key=lambda e: (e.category, e.id)
     )
-    rows = [{"id": e.id, "category": e.category, "title": e.title, "severity": e.severity, "status": e.status} for e in entries]
+    rows = [
+        {"id": e.id, "category": e.category, "title": e.title, "severity": e.severity, "status": e.status}
+        for e in entries
+    ]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return EXIT_OK
@@ -176,7 +188,9 @@ def run_new(args: argparse.Namespace) -> int:
     print(f"  category: {draft.data['category']} ({draft.category_reason})")
     for other, confidence in draft.similar:
         print(f"  note: existing entry '{other}' already fires on this line (confidence {confidence:.2f})")
-    print(f"next: fill in the TODOs, then `triage kb validate {out}`, `triage kb test {out}` and `triage scan --kb {out} LOG`")
+    print(
+        f"next: fill in the TODOs, then `triage kb validate {out}`, `triage kb test {out}` and `triage scan --kb {out} LOG`"
+    )
     return EXIT_OK
 
 
@@ -246,7 +260,9 @@ def run_test(args: argparse.Namespace) -> int:
     chosen = [
         entry
         for entry in kb.entries.values()
-        if not args.targets or entry.id in ids or any(kb.sources[entry.id].path.resolve().is_relative_to(r) for r in roots)
+        if not args.targets
+        or entry.id in ids
+        or any(kb.sources[entry.id].path.resolve().is_relative_to(r) for r in roots)
     ]
     # The cached compiled KB (and its prefilter) saves seconds of compiling on every run.
     compiled = load_scan_kb(args, dirs)
@@ -301,7 +317,9 @@ def run_migrate(args: argparse.Namespace) -> int:
             print(f"triage: {problem}", file=sys.stderr)
         pending += len(report.rewritten)
         failed += len(report.failed)
-        print(f"{directory}: {len(report.rewritten)} {'to rewrite' if args.check else 'rewritten'}, {report.current} current")
+        print(
+            f"{directory}: {len(report.rewritten)} {'to rewrite' if args.check else 'rewritten'}, {report.current} current"
+        )
     return EXIT_FOUND if failed or (args.check and pending) else EXIT_OK
 
 
@@ -319,5 +337,3 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"skipped {len(codes)}: {reason}")
     print(f"next: `triage kb validate {out}`; entries whose examples fail overlap with curated ones")
     return EXIT_OK
-
-

@@ -31,7 +31,9 @@ def render_entry(entry: Entry, path: Path) -> str:
             fixes += ["    after:", *[f"      {line}" for line in fix.code.after.splitlines()]]
     out += _section("Fixes", fixes)
     out += _section("References", [f"{r.url or r.document} ({r.supports})" for r in entry.references])
-    examples = [f"match: {text}" for text in entry.examples.match] + [f"no_match: {text}" for text in entry.examples.no_match]
+    examples = [f"match: {text}" for text in entry.examples.match] + [
+        f"no_match: {text}" for text in entry.examples.no_match
+    ]
     out += _section("Examples", examples)
     return "\n".join(out)
 

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from triage.probing.models import ProbeResult
 
 
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("probe", help="run live device probes that confirm or rule out causes")
     sub = parser.add_subparsers(dest="probe_command", required=True)
@@ -26,8 +25,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run_p.add_argument("name", help="probe name, or 'all'")
     run_p.add_argument("--json", action="store_true", help="print a JSON array of results")
     run_p.add_argument("--device", choices=("npu", "cuda", "cpu"), help="override device detection")
-    run_p.add_argument("--python", help=f"Python with torch to run probes under (env {PYTHON_ENV}; "
-                       "default: this Python)")
+    run_p.add_argument(
+        "--python", help=f"Python with torch to run probes under (env {PYTHON_ENV}; default: this Python)"
+    )
     run_p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per probe")
     run_p.add_argument("--record", help="`triage run` sidecar record, passed to hccl_init (init_process_group count)")
     run_p.set_defaults(func=run)
@@ -44,8 +44,12 @@ def run(args: argparse.Namespace) -> int:
     names = [n for n, _ in runner.list_probes()] if args.name == "all" else [args.name]
     extra = {"hccl_init": ["--record", args.record]} if args.record else {}
     try:
-        results = [runner.run_probe(n, python=args.python, timeout=args.timeout, device=args.device,
-                                    extra_args=extra.get(n, ())) for n in names]
+        results = [
+            runner.run_probe(
+                n, python=args.python, timeout=args.timeout, device=args.device, extra_args=extra.get(n, ())
+            )
+            for n in names
+        ]
     except runner.UnknownProbeError as exc:
         print(f"triage probe: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -59,7 +59,9 @@ def _extracted_text(diagnosis: Diagnosis) -> str:
 def _evidence(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
     shown = diagnosis.evidence if full else diagnosis.evidence[:BRIEF_EVIDENCE]
     count = diagnosis.evidence_count
-    yield Text("evidence:" if count == len(shown) else f"evidence ({len(shown)} of {plural(count, 'line')}):", style="bold")
+    yield Text(
+        "evidence:" if count == len(shown) else f"evidence ({len(shown)} of {plural(count, 'line')}):", style="bold"
+    )
     for line in shown:
         yield Hanging(OneLine(Text(f"{line.source}:{line.line}", style="cyan"), keep_end=True), indent=2)
         yield Hanging(OneLine(Text(line.text)), indent=4)
@@ -120,7 +122,7 @@ def _one_liner(position: int, diagnosis: Diagnosis) -> OneLine:
             f"  {position}. {diagnosis.confidence:.2f} ",
             (diagnosis.title, "bold"),
             (f"  [{diagnosis.category}] {diagnosis.id}", "dim"),
-                (f"  {where}" if where else "", "magenta"),
+            (f"  {where}" if where else "", "magenta"),
         )
     )
 
@@ -130,7 +132,9 @@ def _probe_lines(result: ScanResult) -> Iterable[Text]:
         verdict = probe_verdict(probe)
         # An inconclusive verdict already quotes the findings as its reason.
         findings = "" if verdict.startswith(INCONCLUSIVE) else "; ".join(probe_messages(probe))
-        yield Text(f"probe {probe.get('probe')} on {probe_device(probe)}: {verdict}. {findings}".rstrip(), style="magenta")
+        yield Text(
+            f"probe {probe.get('probe')} on {probe_device(probe)}: {verdict}. {findings}".rstrip(), style="magenta"
+        )
 
 
 def render_scan(result: ScanResult, console: Console | None = None, *, verbose: bool = False) -> None:

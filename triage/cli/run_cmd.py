@@ -24,8 +24,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog="Exits with the job's exit code (2 if it cannot be started). "
         "Example: triage run --json -- torchrun --nproc-per-node 8 train.py",
     )
-    parser.add_argument("--json", action="store_true", help="JSON lines: one object per event, with the record's fields")
-    parser.add_argument("--record", type=Path, metavar="PATH", help="where the job's record goes (default: a temp file)")
+    parser.add_argument(
+        "--json", action="store_true", help="JSON lines: one object per event, with the record's fields"
+    )
+    parser.add_argument(
+        "--record", type=Path, metavar="PATH", help="where the job's record goes (default: a temp file)"
+    )
     parser.add_argument(
         "--grace",
         type=float,

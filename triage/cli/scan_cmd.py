@@ -7,7 +7,16 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb, positive_int, unit_float, warn
+from triage.cli.common import (
+    EXIT_FOUND,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_kb_options,
+    load_scan_kb,
+    positive_int,
+    unit_float,
+    warn,
+)
 
 if TYPE_CHECKING:
     from triage.cli.progress import ProgressReporter
@@ -33,10 +42,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--min-confidence", type=unit_float, default=0.0, metavar="X", help="hide diagnoses below confidence X (0-1)"
     )
     parser.add_argument(
-        "--verbose", "-v", action="store_true", help="human output: every diagnosis in full (summary, all causes, evidence, fixes)"
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="human output: every diagnosis in full (summary, all causes, evidence, fixes)",
     )
     parser.add_argument(
-        "--exit-zero", action="store_true", help="exit 0 when diagnoses are found (2 still means a usage or input error)"
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 when diagnoses are found (2 still means a usage or input error)",
     )
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar on stderr")
     parser.add_argument(
@@ -59,7 +73,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="mask secrets, user names, paths, host names and IPs in every output (text, --json, --report)",
     )
-    parser.add_argument("--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)")
+    parser.add_argument(
+        "--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)"
+    )
     parser.add_argument("--probe-timeout", type=float, default=60.0, metavar="S", help="seconds per probe (default 60)")
     add_kb_options(parser)
     parser.set_defaults(func=run)

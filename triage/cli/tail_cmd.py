@@ -26,9 +26,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("paths", nargs="+", metavar="PATH|GLOB", help="log files, or quoted glob patterns")
     parser.add_argument(
-        "--json", action="store_true", help='print JSON lines, one per event: {"event": "diagnosis"|"update"|"summary", ...}'
+        "--json",
+        action="store_true",
+        help='print JSON lines, one per event: {"event": "diagnosis"|"update"|"summary", ...}',
     )
-    parser.add_argument("--from-start", action="store_true", help="replay the files from their start instead of their end")
+    parser.add_argument(
+        "--from-start", action="store_true", help="replay the files from their start instead of their end"
+    )
     parser.add_argument(
         "--exit-on",
         choices=SEVERITIES,
@@ -36,7 +40,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="exit with code 1 as soon as a diagnosis this severe or worse appears (critical|error|warning|info)",
     )
     parser.add_argument(
-        "--interval", type=positive_float, default=DEFAULT_INTERVAL, metavar="SECONDS", help="poll interval (default 0.05)"
+        "--interval",
+        type=positive_float,
+        default=DEFAULT_INTERVAL,
+        metavar="SECONDS",
+        help="poll interval (default 0.05)",
     )
     add_kb_options(parser)
     parser.set_defaults(func=run)

@@ -42,7 +42,15 @@ def run(args: argparse.Namespace) -> int:
     # Imported here so that `triage scan` never pays for textual.
     from triage.tui.app import TriageApp
 
-    app = TriageApp(paths, kb_dirs=args.kb, include_shipped_kb=args.shipped_kb, follow=args.follow, stdin_data=stdin_data, redact=args.redact, report_path=args.report)
+    app = TriageApp(
+        paths,
+        kb_dirs=args.kb,
+        include_shipped_kb=args.shipped_kb,
+        follow=args.follow,
+        stdin_data=stdin_data,
+        redact=args.redact,
+        report_path=args.report,
+    )
     app.run()
     return EXIT_OK
 

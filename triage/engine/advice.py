@@ -8,7 +8,9 @@ from triage.engine.context import JobContext
 from triage.results import CauseResult, FixResult
 
 
-def order_fixes(fixes: list[dict[str, Any]], causes: list[CauseResult], context: JobContext) -> tuple[list[FixResult], list[str]]:
+def order_fixes(
+    fixes: list[dict[str, Any]], causes: list[CauseResult], context: JobContext
+) -> tuple[list[FixResult], list[str]]:
     """Fixes for the job that failed, best first, and notes on those left out.
 
     A fix for another stack than the one the log shows is dropped; one whose env settings the log

@@ -101,7 +101,8 @@ class CompiledSignature:
     @cached_property
     def extract(self) -> tuple[tuple[str, re.Pattern[str] | None, ExtractKind], ...]:
         return tuple(
-            (name, re.compile(p, re.IGNORECASE) if p is not None else None, kind) for name, p, kind in self.extract_sources
+            (name, re.compile(p, re.IGNORECASE) if p is not None else None, kind)
+            for name, p, kind in self.extract_sources
         )
 
     def excluded(self, text: str) -> bool:

@@ -50,7 +50,9 @@ VERSION_PATTERNS: tuple[tuple[str, str], ...] = (
     ("vllm", rf"(?<![\w-])vllm(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
     ("python", rf"\bpython\s*(?:version\s*[:=]?\s*)?(3\.\d+(?:\.\d+)?)"),
 )
-SOC_PATTERN = r"\bSocVersion\s*[:=]\s*(\w+)|\b(Ascend\s?(?:910|310|950)[A-Za-z0-9_]*)|\b(910B[1-4]?|910C|910_93\d\d|310P\d?)\b"
+SOC_PATTERN = (
+    r"\bSocVersion\s*[:=]\s*(\w+)|\b(Ascend\s?(?:910|310|950)[A-Za-z0-9_]*)|\b(910B[1-4]?|910C|910_93\d\d|310P\d?)\b"
+)
 ENV_PATTERN = (
     r"(?:export\s+|\benv\s+)?\b((?:PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|ACL_[A-Z_]+|TASK_QUEUE_ENABLE"
     r"|VLLM_[A-Z_]+|CPU_AFFINITY_CONF|INF_NAN_MODE_ENABLE|NPU_[A-Z_]+|COMBINED_ENABLE|MULTI_STREAM_MEMORY_REUSE))"

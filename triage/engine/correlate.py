@@ -108,14 +108,14 @@ def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis
     # Times order the candidates only when all of them have one: a mix would compare times for some
     # pairs and arrival for others, which is no order at all.
     by_time = all(onset.when is not None for _, onset in candidates)
-    root, root_onset = min(
-        candidates, key=lambda pair: (pair[1].when if by_time else datetime.min, pair[1].arrival)
-    )
+    root, root_onset = min(candidates, key=lambda pair: (pair[1].when if by_time else datetime.min, pair[1].arrival))
     cascade: list[Diagnosis] = []
     others: list[tuple[Diagnosis, _Onset]] = []
     for diagnosis, onset in pairs:
-        if diagnosis is not root and diagnosis.category == COMMS_CATEGORY and not _earlier(
-            onset, root_onset, by_time=by_time
+        if (
+            diagnosis is not root
+            and diagnosis.category == COMMS_CATEGORY
+            and not _earlier(onset, root_onset, by_time=by_time)
         ):
             cascade.append(replace(diagnosis, role="cascade"))
         else:

@@ -11,7 +11,13 @@ import re
 # Kinds of error line, most telling first: a traceback's exception names the failure, a code
 # pins it, a fatal signal says how the process died, a log level only says something went wrong.
 EXCEPTION, CODE, SIGNAL, LEVEL, TRACEBACK, EXIT, SYMPTOM = (
-    "exception", "code", "signal", "level", "traceback", "exit", "symptom"
+    "exception",
+    "code",
+    "signal",
+    "level",
+    "traceback",
+    "exit",
+    "symptom",
 )
 SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, TRACEBACK: 0.5, EXIT: 0.4, SYMPTOM: 0.3}
 """A traceback whose exception line was cut off (pastes often end mid-traceback) still says that
@@ -121,4 +127,3 @@ def message_of(text: str) -> str:
 def exception_name(text: str) -> str | None:
     found = _EXCEPTION.search(text)
     return found.group(1).rsplit(".", 1)[-1] if found else None
-

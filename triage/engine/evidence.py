@@ -121,7 +121,9 @@ class EntryEvidence:
         self.support_count += 1
         qualities = self.cause_quality.setdefault(cause, {})
         if index not in qualities and len(self.support) < MAX_SUPPORT_LINES:
-            if all(listed.order != seen.order for listed, _, _ in self.support) and (self.last is None or self.last.order != seen.order):
+            if all(listed.order != seen.order for listed, _, _ in self.support) and (
+                self.last is None or self.last.order != seen.order
+            ):
                 self.support.append((seen, cause, index))
         qualities[index] = max(qualities.get(index, 0.0), quality)
 

@@ -11,30 +11,51 @@ from __future__ import annotations
 import re
 
 CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
-    ("npu_oom", r"out of memory|\boom\b|insufficient (?:device )?memory|not enough memory|memory (?:is )?exhausted|"
-     r"alloc\w* (?:device )?memory failed|malloc\w* failed|cache blocks|mem(?:ory)?[_ -]fraction|"
-     r"memory[_ -]utilization|bad_alloc|memory exceeds|exceeds? (?:the )?(?:total|available) memory"),
-    ("hccl_timeout", r"\bhccl|\bnccl|all_?reduce|all_?gather|all_?to_?all|broadcast|\bbarrier\b|rendezvous|tcpstore|"
-     r"init_process_group|process ?group|collective|watchdog|heartbeat|socket|connection (?:refused|reset)|"
-     r"timed? ?out|distributed|\bcomm(?:unicator)?\b"),
-    ("segfault", r"segmentation|sigsegv|sigabrt|sigbus|core dump|ai ?core|vector ?core|aicpu|aiv|illegal (?:address|instruction)|"
-     r"out of (?:range|bounds)|\bmte\b|\bub\b.{0,20}(?:overflow|out of)|fatal python|bus error|kernel exception|"
-     r"exception.{0,30}kernel|hwts|task exception"),
+    (
+        "npu_oom",
+        r"out of memory|\boom\b|insufficient (?:device )?memory|not enough memory|memory (?:is )?exhausted|"
+        r"alloc\w* (?:device )?memory failed|malloc\w* failed|cache blocks|mem(?:ory)?[_ -]fraction|"
+        r"memory[_ -]utilization|bad_alloc|memory exceeds|exceeds? (?:the )?(?:total|available) memory",
+    ),
+    (
+        "hccl_timeout",
+        r"\bhccl|\bnccl|all_?reduce|all_?gather|all_?to_?all|broadcast|\bbarrier\b|rendezvous|tcpstore|"
+        r"init_process_group|process ?group|collective|watchdog|heartbeat|socket|connection (?:refused|reset)|"
+        r"timed? ?out|distributed|\bcomm(?:unicator)?\b",
+    ),
+    (
+        "segfault",
+        r"segmentation|sigsegv|sigabrt|sigbus|core dump|ai ?core|vector ?core|aicpu|aiv|illegal (?:address|instruction)|"
+        r"out of (?:range|bounds)|\bmte\b|\bub\b.{0,20}(?:overflow|out of)|fatal python|bus error|kernel exception|"
+        r"exception.{0,30}kernel|hwts|task exception",
+    ),
     ("nan_loss_scale", r"\bnan\b|\binf\b|overflow|loss[ _]scal|isfinite|nmse|precision|accuracy|all zeros|garbled"),
-    ("env_version", r"\bversion|mismatch|undefined symbol|shared object|no module named|importerror|modulenotfound|"
-     r"set_env|\binstall|compiled with|not compiled|cuda (?:is )?not available|no cuda|\bdriver\b|glibc|libstdc|cmake|\bbuild\b|"
-     r"visible[_ ]devices|device count|no npu|not available|\.so\b"),
-    ("unsupported_op", r"not (?:yet )?(?:supported|implemented)|unsupported|no kernel|not registered|"
-     r"does not (?:has|have) any binary|fall ?back|dtype|float64|\bdouble\b|bfloat16|\bbf16\b|310p|300i|"
-     r"not support|tiling"),
-    ("dynamic_shape_compile", r"compil|\bgraph|captur|dynamo|inductor|torchair|aclgraph|triton|bisheng|recompil|"
-     r"tracing|torch\.compile|\bjit\b|linalg|codegen|lowering"),
+    (
+        "env_version",
+        r"\bversion|mismatch|undefined symbol|shared object|no module named|importerror|modulenotfound|"
+        r"set_env|\binstall|compiled with|not compiled|cuda (?:is )?not available|no cuda|\bdriver\b|glibc|libstdc|cmake|\bbuild\b|"
+        r"visible[_ ]devices|device count|no npu|not available|\.so\b",
+    ),
+    (
+        "unsupported_op",
+        r"not (?:yet )?(?:supported|implemented)|unsupported|no kernel|not registered|"
+        r"does not (?:has|have) any binary|fall ?back|dtype|float64|\bdouble\b|bfloat16|\bbf16\b|310p|300i|"
+        r"not support|tiling",
+    ),
+    (
+        "dynamic_shape_compile",
+        r"compil|\bgraph|captur|dynamo|inductor|torchair|aclgraph|triton|bisheng|recompil|"
+        r"tracing|torch\.compile|\bjit\b|linalg|codegen|lowering",
+    ),
     ("other", r"\bp2p\b|\bsdma\b|driver internal|peer access|\bpcie\b|\becc\b|heartbeat lost|device lost"),
 )
 _COMPILED = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in CATEGORY_WORDS)
 STALL_WORDS: tuple[tuple[str, str], ...] = (
     ("dynamic_shape_compile", r"captur|compil|warm ?up|\bgraph"),
-    ("hccl_timeout", r"\bbarrier\b|rendezvous|process group|initiali[sz]ing (?:hccl|nccl|distributed)|\bhccl\b|waiting for"),
+    (
+        "hccl_timeout",
+        r"\bbarrier\b|rendezvous|process group|initiali[sz]ing (?:hccl|nccl|distributed)|\bhccl\b|waiting for",
+    ),
 )
 """A log that ends on one of these, with no error at all, stopped while doing it: a stall."""
 _STALLS = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in STALL_WORDS)

@@ -54,7 +54,9 @@ def fingerprint(dirs: list[Path]) -> str:
         digest.update(b"\0dir\0" + str(directory.resolve()).encode())
         if not directory.is_dir():
             continue
-        for path in sorted([*directory.rglob("*.yaml"), *directory.rglob(NEIGHBOURS_FILE), *directory.rglob(CODES_FILE)]):
+        for path in sorted(
+            [*directory.rglob("*.yaml"), *directory.rglob(NEIGHBOURS_FILE), *directory.rglob(CODES_FILE)]
+        ):
             try:
                 content = path.read_bytes()
             except OSError:
@@ -144,29 +146,34 @@ def _from_data(data: dict[str, Any]) -> Payload:
     if data.get("format") != FORMAT:
         raise ValueError("another cache format")
     entries = tuple(
-        EntryCard(**{
-            **entry,
-            "causes": tuple(
-                CauseCard(**{**cause, "conditions": tuple(tuple(c) for c in cause["conditions"])})
-                for cause in entry["causes"]
-            ),
-            "fixes": tuple(entry["fixes"]),
-            "probes": tuple(entry["probes"]),
-            "references": tuple(entry["references"]),
-            "related": tuple(entry["related"]),
-        })
+        EntryCard(
+            **{
+                **entry,
+                "causes": tuple(
+                    CauseCard(**{**cause, "conditions": tuple(tuple(c) for c in cause["conditions"])})
+                    for cause in entry["causes"]
+                ),
+                "fixes": tuple(entry["fixes"]),
+                "probes": tuple(entry["probes"]),
+                "references": tuple(entry["references"]),
+                "related": tuple(entry["related"]),
+            }
+        )
         for entry in data["entries"]
     )
     signatures = tuple(
-        CompiledSignature(**{
-            **signature,
-            "exclude_sources": tuple(signature["exclude_sources"]),
-            "extract_sources": tuple(tuple(extract) for extract in signature["extract_sources"]),
-        })
+        CompiledSignature(
+            **{
+                **signature,
+                "exclude_sources": tuple(signature["exclude_sources"]),
+                "extract_sources": tuple(tuple(extract) for extract in signature["extract_sources"]),
+            }
+        )
         for signature in data["signatures"]
     )
     state: dict[str, PrefilterState] = {
-        name: (base64.b64decode(blob), list(unsupported)) for name, (blob, unsupported) in data["prefilter_state"].items()
+        name: (base64.b64decode(blob), list(unsupported))
+        for name, (blob, unsupported) in data["prefilter_state"].items()
     }
     kb = CompiledKB(
         entries,

@@ -132,7 +132,9 @@ Compilable = tuple[bytes, int, int]
 def _database(hyperscan: Any, items: list[Compilable]) -> Any:
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(
-        expressions=[item[0] for item in items], ids=[item[1] for item in items], elements=len(items),
+        expressions=[item[0] for item in items],
+        ids=[item[1] for item in items],
+        elements=len(items),
         flags=[item[2] for item in items],
     )
     return database

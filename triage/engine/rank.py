@@ -101,7 +101,13 @@ def rank_causes(kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, conte
 
 
 def diagnose(
-    kb: CompiledKB, entry: EntryCard, evidence: EntryEvidence, context: JobContext, *, damp_generic: bool, damp_family: bool
+    kb: CompiledKB,
+    entry: EntryCard,
+    evidence: EntryEvidence,
+    context: JobContext,
+    *,
+    damp_generic: bool,
+    damp_family: bool,
 ) -> Diagnosis:
     score = _signature_score(kb, evidence.signature_quality)
     if evidence.count > 1:
@@ -149,7 +155,12 @@ def sort_key(diagnosis: Diagnosis) -> tuple[float, int, int]:
 
 
 def _guesses(
-    kb: CompiledKB, unclaimed: UnclaimedErrors, context: JobContext, diagnoses: list[Diagnosis], *, families: list[Diagnosis]
+    kb: CompiledKB,
+    unclaimed: UnclaimedErrors,
+    context: JobContext,
+    diagnoses: list[Diagnosis],
+    *,
+    families: list[Diagnosis],
 ) -> list[Diagnosis]:
     """The safety net's guesses, placed in the ranking.
 
@@ -184,7 +195,9 @@ def build_result(
     fired = {index: ev for index, ev in evidence.items() if ev.fired}
     specific_found = any(not kb.entries[index].generic for index in fired)
     curated_found = any(
-        not kb.entries[index].generic and not kb.entries[index].family and kb.entries[index].severity in FAILURE_SEVERITIES
+        not kb.entries[index].generic
+        and not kb.entries[index].family
+        and kb.entries[index].severity in FAILURE_SEVERITIES
         for index in fired
     )
     diagnoses = [

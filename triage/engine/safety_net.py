@@ -188,7 +188,9 @@ def _advice(kb: CompiledKB, borrowed: int | None, context: JobContext) -> tuple[
     entry = kb.entries[borrowed]
     share = 1.0 / max(1, len(entry.causes))
     causes = [
-        CauseResult(id=c.id, title=f"{c.title} (as in {entry.id})", probability=round(share, 3), how_to_tell=c.how_to_tell)
+        CauseResult(
+            id=c.id, title=f"{c.title} (as in {entry.id})", probability=round(share, 3), how_to_tell=c.how_to_tell
+        )
         for c in sorted(entry.causes, key=lambda c: -c.prior)
     ]
     fixes, _ = order_fixes(list(entry.fixes), causes, context)

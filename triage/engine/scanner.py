@@ -176,7 +176,9 @@ class Scanner:
     def part(self) -> ScanPart:
         """Everything this scanner found, to be absorbed by another (see `absorb`)."""
         self._note_tails()
-        return ScanPart(self.evidence, self.unclaimed, self.context, self.lines, self.bytes, self.candidate_lines, self._order)
+        return ScanPart(
+            self.evidence, self.unclaimed, self.context, self.lines, self.bytes, self.candidate_lines, self._order
+        )
 
     def absorb(self, part: ScanPart, source: str) -> None:
         """Take in the scan of the next stretch of `source`, as if this scanner had read it itself.
@@ -244,7 +246,9 @@ class Scanner:
         unclaimed = self.unclaimed
         for line_start, line_end, ids in self.prefilter.candidates(block, start, end):
             raw = block[line_start:line_end]
-            if (ids is None or CONTEXT in ids) and (context.lines_seen < CONTEXT_LINES or len(unclaimed.frames) < MAX_FRAMES):
+            if (ids is None or CONTEXT in ids) and (
+                context.lines_seen < CONTEXT_LINES or len(unclaimed.frames) < MAX_FRAMES
+            ):
                 text = decode_line(raw[:MATCH_WINDOW])
                 if context.lines_seen < CONTEXT_LINES:
                     context.observe(text)
@@ -452,7 +456,9 @@ class Scanner:
         verdict = []
         for choice, score, position in found:
             index = self.kb.fuzzy[position]
-            if score >= self.kb.signatures[index].min_score and len(line_template) >= FUZZY_MIN_LENGTH_RATIO * len(choice):
+            if score >= self.kb.signatures[index].min_score and len(line_template) >= FUZZY_MIN_LENGTH_RATIO * len(
+                choice
+            ):
                 verdict.append((index, float(score)))
         return tuple(verdict)
 

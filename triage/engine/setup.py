@@ -40,9 +40,7 @@ def load_engine_kb(
 EMPTY_KB = "the knowledge base is empty; check --kb and TRIAGE_KB_PATH"
 
 
-def load_reported_kb(
-    extra_dirs: list[str], *, include_shipped: bool = True, warn: Callable[[str], None]
-) -> CompiledKB:
+def load_reported_kb(extra_dirs: list[str], *, include_shipped: bool = True, warn: Callable[[str], None]) -> CompiledKB:
     """`load_engine_kb` for a face: each skipped entry, and an empty KB, is said through `warn`."""
     from triage.kb.loader import report_skipped
 

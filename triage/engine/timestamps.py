@@ -96,4 +96,3 @@ def _glog(match: re.Match[str], year: int) -> LineTime | None:
     except ValueError:
         return None
     return LineTime(when, has_year=False)
-

@@ -60,7 +60,9 @@ class UnclaimedErrors:
         self.frames += later.frames[: MAX_FRAMES - len(self.frames)]
         self.tails.update(later.tails)
         for key, found in later.by_key.items():
-            shifted = replace(found, order=found.order + order_offset, line=replace(found.line, line=found.line.line + line_offset))
+            shifted = replace(
+                found, order=found.order + order_offset, line=replace(found.line, line=found.line.line + line_offset)
+            )
             self.add(key, shifted)
 
     def most_telling(self, limit: int = 8) -> list[ErrorLine]:

@@ -30,6 +30,11 @@ def launch(
     (see `triage.instrument.job`): the terminal's Ctrl-C reaches triage, which forwards it.
     """
     return subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        env=instrumented_env(record_path, env), cwd=cwd, start_new_session=True,
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=instrumented_env(record_path, env),
+        cwd=cwd,
+        start_new_session=True,
     )

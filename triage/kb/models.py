@@ -39,7 +39,9 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
-OLD_EXTRACTION = "the old extraction form (`extract_kind`, or a bare regex under `extract`): run `triage kb migrate DIR`"
+OLD_EXTRACTION = (
+    "the old extraction form (`extract_kind`, or a bare regex under `extract`): run `triage kb migrate DIR`"
+)
 
 
 class Extract(_Strict):
@@ -50,7 +52,9 @@ class Extract(_Strict):
         description="Regex with one capture group searched in the matched line. Without it the value is the "
         "signature regex's named group of the same name.",
     )
-    kind: ExtractKind = Field("str", description="How to read the value: size (e.g. '2.00 GiB' -> bytes), int, float, str.")
+    kind: ExtractKind = Field(
+        "str", description="How to read the value: size (e.g. '2.00 GiB' -> bytes), int, float, str."
+    )
 
     @field_validator("regex")
     @classmethod
@@ -89,7 +93,9 @@ class Signature(_Strict):
     def _no_old_extraction(cls, data: object) -> object:
         if isinstance(data, dict):
             extract = data.get("extract")
-            if "extract_kind" in data or (isinstance(extract, dict) and any(isinstance(v, str) for v in extract.values())):
+            if "extract_kind" in data or (
+                isinstance(extract, dict) and any(isinstance(v, str) for v in extract.values())
+            ):
                 raise ValueError(OLD_EXTRACTION)
         return data
 
@@ -154,7 +160,9 @@ class Context(_Strict):
         "deepspeed, megatron, mindspeed, verl, llama.cpp, comfyui, diffusers, paddle, triton-ascend, custom-kernel, "
         "or the groups serving / training.",
     )
-    launcher: list[str] = Field(default_factory=list, description="torchrun, deepspeed, accelerate, mpirun, ray, msrun.")
+    launcher: list[str] = Field(
+        default_factory=list, description="torchrun, deepspeed, accelerate, mpirun, ray, msrun."
+    )
     soc: list[str] = Field(default_factory=list, description="SoC name prefixes, e.g. Ascend910B, Ascend310P.")
 
     def as_dict(self) -> dict[str, list[str]]:
@@ -191,7 +199,9 @@ class Fix(_Strict):
     description: str = ""
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables to set.")
     code: CodeChange | None = None
-    commands: list[str] = Field(default_factory=list, description="Shell commands for the user to run (never run by triage).")
+    commands: list[str] = Field(
+        default_factory=list, description="Shell commands for the user to run (never run by triage)."
+    )
     kind: Literal["fix", "diagnostic"] = Field(
         "fix", description="`diagnostic`: a way to confirm the cause, shown after the fixes as 'to confirm'."
     )
@@ -217,7 +227,9 @@ class Reference(_Strict):
 
 
 class Examples(_Strict):
-    match: list[str] = Field(default_factory=list, description="Log snippets on which this entry must be the top diagnosis.")
+    match: list[str] = Field(
+        default_factory=list, description="Log snippets on which this entry must be the top diagnosis."
+    )
     no_match: list[str] = Field(default_factory=list, description="Log snippets on which this entry must not fire.")
 
 
@@ -256,11 +268,15 @@ class Entry(_Strict):
     signatures: list[Signature] = Field(min_length=1)
     causes: list[Cause] = Field(default_factory=list)
     fixes: list[Fix] = Field(default_factory=list)
-    probes: list[str] = Field(default_factory=list, description="Names of live probes that can confirm or rule out causes.")
+    probes: list[str] = Field(
+        default_factory=list, description="Names of live probes that can confirm or rule out causes."
+    )
     references: list[Reference] = Field(default_factory=list)
     related: list[str] = Field(default_factory=list, description="Ids of related entries.")
     examples: Examples = Field(default_factory=Examples)
-    validation: Validation = Field(default_factory=Validation, description="Per-entry settings of `triage kb validate`.")
+    validation: Validation = Field(
+        default_factory=Validation, description="Per-entry settings of `triage kb validate`."
+    )
 
     @field_validator("category")
     @classmethod

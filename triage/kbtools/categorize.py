@@ -13,13 +13,31 @@ DEFAULT_CATEGORY = "segfault"
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (category, re.compile(pattern, re.IGNORECASE))
     for category, pattern in (
-        ("npu_oom", r"out of memory|\boom\b|tried to allocate|insufficient (?:device |high-bandwidth )?memory|memory (?:is )?(?:insufficient|not enough)"),
-        ("unsupported_op", r"not (?:currently )?supported|unsupported|npu_cpu_fallback|fall(?:s|ing)? ?back to (?:run on )?(?:the )?cpu|not implemented|\bEZ(?:1001|3003)\b"),
+        (
+            "npu_oom",
+            r"out of memory|\boom\b|tried to allocate|insufficient (?:device |high-bandwidth )?memory|memory (?:is )?(?:insufficient|not enough)",
+        ),
+        (
+            "unsupported_op",
+            r"not (?:currently )?supported|unsupported|npu_cpu_fallback|fall(?:s|ing)? ?back to (?:run on )?(?:the )?cpu|not implemented|\bEZ(?:1001|3003)\b",
+        ),
         ("nan_loss_scale", r"\bnan\b|\binf\b|overflow|loss[ _]scal"),
-        ("hccl_timeout", r"hccl|\bnotify\b|time(?:s|d)?[ _]?out|link down|\brdma\b|connection (?:refused|reset)|\bhang|all_?reduce|all_?gather|broadcast|\bbarrier\b"),
-        ("dynamic_shape_compile", r"compil|dynamic shape|dynamo|torchair|graph mode|aclgraph|op build|build (?:op|kernel)"),
-        ("env_version", r"version|mismatch|incompatible|undefined symbol|shared object|no such file|environment variable|package|not installed|importerror|modulenotfound|ld_library_path|set_env"),
-        ("segfault", r"segmentation|sigsegv|core dump|ai ?core|aivec|hwts|\buce\b|\becc\b|abort|crash|device (?:lost|disconnect)|exception"),
+        (
+            "hccl_timeout",
+            r"hccl|\bnotify\b|time(?:s|d)?[ _]?out|link down|\brdma\b|connection (?:refused|reset)|\bhang|all_?reduce|all_?gather|broadcast|\bbarrier\b",
+        ),
+        (
+            "dynamic_shape_compile",
+            r"compil|dynamic shape|dynamo|torchair|graph mode|aclgraph|op build|build (?:op|kernel)",
+        ),
+        (
+            "env_version",
+            r"version|mismatch|incompatible|undefined symbol|shared object|no such file|environment variable|package|not installed|importerror|modulenotfound|ld_library_path|set_env",
+        ),
+        (
+            "segfault",
+            r"segmentation|sigsegv|core dump|ai ?core|aivec|hwts|\buce\b|\becc\b|abort|crash|device (?:lost|disconnect)|exception",
+        ),
     )
 )
 

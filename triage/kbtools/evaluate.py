@@ -200,7 +200,10 @@ class Report:
                 correct[top_id] += outcome.top1
         out = {}
         for entry_id in sorted(set(predicted) | set(expected)):
-            row: dict[str, float] = {"predicted": predicted[entry_id], "precision": _ratio(correct[entry_id], predicted[entry_id])}
+            row: dict[str, float] = {
+                "predicted": predicted[entry_id],
+                "precision": _ratio(correct[entry_id], predicted[entry_id]),
+            }
             if expected[entry_id]:
                 row["expected"] = expected[entry_id]
                 row["recall"] = _ratio(correct[entry_id], expected[entry_id])
@@ -287,8 +290,10 @@ def evaluate(kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = 
     for number, case in enumerate(cases):
         # A corpus case never counts as its own neighbour: the safety net is judged leave-one-out.
         own = f"case:{case.id}"
-        case_kb = kb if not any(_is_own(n[2], own) for n in kb.neighbours) else dataclasses.replace(
-            kb, neighbours=tuple(n for n in kb.neighbours if not _is_own(n[2], own))
+        case_kb = (
+            kb
+            if not any(_is_own(n[2], own) for n in kb.neighbours)
+            else dataclasses.replace(kb, neighbours=tuple(n for n in kb.neighbours if not _is_own(n[2], own)))
         )
         scanner = Scanner(case_kb, prefilter=prefilter)
         if bury_in and not case.healthy:

@@ -44,7 +44,9 @@ _ERROR_SCORES: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"^\W*(?:\[?W(?:ARN(?:ING)?)?\b|\[?I(?:NFO)?\b)|\bwarnings?\.warn|Warning:", re.IGNORECASE), -2),
 )
 _SKIP = re.compile(r"^\s*(?:File \".*\", line \d+|Traceback \(most recent call last\)|\^+\s*$)")
-_HEALTHY = re.compile(r"\b(?:step|iter(?:ation)?|epoch)\b.*\b(?:loss|lr|it/s|s/it|tokens?/s|samples?/s)\b", re.IGNORECASE)
+_HEALTHY = re.compile(
+    r"\b(?:step|iter(?:ation)?|epoch)\b.*\b(?:loss|lr|it/s|s/it|tokens?/s|samples?/s)\b", re.IGNORECASE
+)
 _PREFIX = re.compile(
     r"^(?:\[[^\]]{0,80}\]:?|\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b:?|rank\s*\d+\s*:|[-|:])\s*",
@@ -250,8 +252,16 @@ def draft_entry(
                 "how_to_tell": "TODO: how to tell this cause from the others",
             }
         ],
-        "fixes": [{"title": "TODO: a concrete fix", "addresses": ["todo-cause"], "description": "TODO: what to change and why"}],
-        "references": [{"document": "TODO: a URL or document that explains this message", "supports": "TODO: what it supports"}],
+        "fixes": [
+            {
+                "title": "TODO: a concrete fix",
+                "addresses": ["todo-cause"],
+                "description": "TODO: what to change and why",
+            }
+        ],
+        "references": [
+            {"document": "TODO: a URL or document that explains this message", "supports": "TODO: what it supports"}
+        ],
         "examples": examples,
     }
     return Draft(data=data, key_line=key[0], category_reason=why if not category else "given", similar=similar)

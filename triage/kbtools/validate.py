@@ -17,6 +17,7 @@ from triage.kbtools.samples import Baselines
 from triage.kbtools.validation import Context, Finding, Target
 from triage.kbtools.validators import STRICT_CHECKS, UNSKIPPABLE, VALIDATORS, SchemaValidator
 
+
 @dataclass
 class Report:
     findings: list[Finding]
@@ -73,7 +74,9 @@ def build_context(targets: list[Target], context_dirs: list[Path], baselines: Ba
     return Context(targets=targets, kb=kb, baselines=baselines)
 
 
-def run_validators(paths: list[Path], context_dirs: list[Path], baselines: Baselines, *, strict: bool = False) -> Report:
+def run_validators(
+    paths: list[Path], context_dirs: list[Path], baselines: Baselines, *, strict: bool = False
+) -> Report:
     targets, findings = collect_targets(paths)
     ctx = build_context(targets, context_dirs, baselines)
     validators = [validator_class() for validator_class in VALIDATORS]
@@ -97,4 +100,3 @@ def _apply_exclusions(findings: list[Finding], targets: list[Target]) -> tuple[l
     }
     kept = [finding for finding in findings if (finding.path, finding.validator) not in skipped]
     return kept, len(findings) - len(kept)
-

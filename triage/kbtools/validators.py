@@ -28,7 +28,9 @@ class FileNameValidator(Validator):
 
     def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
         if target.loaded.path.stem != target.entry.id:
-            yield self.finding(target, f"file name '{target.loaded.path.stem}' differs from id '{target.entry.id}'", "id")
+            yield self.finding(
+                target, f"file name '{target.loaded.path.stem}' differs from id '{target.entry.id}'", "id"
+            )
 
 
 class CategoryFolderValidator(Validator):
@@ -38,7 +40,9 @@ class CategoryFolderValidator(Validator):
     def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
         folder = target.loaded.path.parent.name
         if folder != target.entry.category:
-            yield self.finding(target, f"category '{target.entry.category}' but the file is in folder '{folder}'", "category")
+            yield self.finding(
+                target, f"category '{target.entry.category}' but the file is in folder '{folder}'", "category"
+            )
 
 
 class KnownCategoryValidator(Validator):
@@ -77,7 +81,9 @@ class UniqueIdValidator(Validator):
                 # one id is probably an accident, since only the last one given is used.
                 later = first_in_root[user_roots[-1]]
                 others = ", ".join(str(first_in_root[root].loaded.path) for root in user_roots[:-1])
-                yield self.finding(later, f"id '{entry_id}' is also defined in {others}; this one wins", "id", severity="warning")
+                yield self.finding(
+                    later, f"id '{entry_id}' is also defined in {others}; this one wins", "id", severity="warning"
+                )
 
 
 class RegexSafetyValidator(Validator):
@@ -98,7 +104,9 @@ class HasExamplesValidator(Validator):
 
     def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
         if not target.entry.examples.match:
-            yield self.finding(target, "no examples.match: add a log snippet on which this entry must be the top diagnosis", "examples")
+            yield self.finding(
+                target, "no examples.match: add a log snippet on which this entry must be the top diagnosis", "examples"
+            )
 
 
 class ExamplesValidator(Validator):
@@ -111,7 +119,9 @@ class ExamplesValidator(Validator):
             yield self.finding(target, f"not run: overridden by {source}", "id", severity="info")
             return
         for failure in ctx.checker.failures(target.entry):
-            yield self.finding(target, f"{failure.kind}[{failure.index}]: {failure.message}", "examples", failure.kind, failure.index)
+            yield self.finding(
+                target, f"{failure.kind}[{failure.index}]: {failure.message}", "examples", failure.kind, failure.index
+            )
 
 
 class ReferencesValidator(Validator):
@@ -120,7 +130,9 @@ class ReferencesValidator(Validator):
 
     def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
         if target.entry.status in ("test", "stable") and not target.entry.references:
-            yield self.finding(target, f"status '{target.entry.status}' needs references (or set status: experimental)", "status")
+            yield self.finding(
+                target, f"status '{target.entry.status}' needs references (or set status: experimental)", "status"
+            )
 
 
 class PlaceholderValidator(Validator):
@@ -172,7 +184,9 @@ class OverlapValidator(Validator):
                     others[diagnosis.id].append(index)
         for other, indices in sorted(others.items()):
             where = ", ".join(f"match[{i}]" for i in indices)
-            yield self.finding(target, f"'{other}' also fires on {where}: make the signatures more specific or relate them", "examples")
+            yield self.finding(
+                target, f"'{other}' also fires on {where}: make the signatures more specific or relate them", "examples"
+            )
 
 
 class _BaselineValidator(Validator):
@@ -226,13 +240,24 @@ class HarmlessLinesValidator(Validator):
         for signature in kb.signatures:
             entry = kb.entries[signature.entry]
             target = targets.get(entry.id)
-            if target is None or signature.kind == "fuzzy" or signature.against or (signature.cause is not None) != self.causes:
+            if (
+                target is None
+                or signature.kind == "fuzzy"
+                or signature.against
+                or (signature.cause is not None) != self.causes
+            ):
                 continue  # fuzzy signatures are held to the harmless logs by healthy_logs, through the scanner
             hit = next(((path, number) for path, number, text in lines if confirm(signature, text)), None)
             if hit is not None:
-                where = ("signatures",) if signature.cause is None else ("causes", _cause_index(target.entry, signature.cause))
+                where = (
+                    ("signatures",)
+                    if signature.cause is None
+                    else ("causes", _cause_index(target.entry, signature.cause))
+                )
                 what = "signature" if signature.cause is None else f"cause '{signature.cause}' evidence"
-                yield self.finding(target, f"{what} {signature.pattern!r} matches harmless line {hit[0]}:{hit[1]}", *where)
+                yield self.finding(
+                    target, f"{what} {signature.pattern!r} matches harmless line {hit[0]}:{hit[1]}", *where
+                )
 
 
 class HarmlessCauseLinesValidator(HarmlessLinesValidator):
@@ -257,7 +282,9 @@ class ExclusionNamesValidator(Validator):
         known = {validator.name for validator in VALIDATORS}
         for index, exclusion in enumerate(target.entry.validation.exclude):
             if exclusion.validator not in known or exclusion.validator in UNSKIPPABLE:
-                message = f"cannot exclude '{exclusion.validator}' (excludable: {', '.join(sorted(known - UNSKIPPABLE))})"
+                message = (
+                    f"cannot exclude '{exclusion.validator}' (excludable: {', '.join(sorted(known - UNSKIPPABLE))})"
+                )
                 yield self.finding(target, message, "validation", "exclude", index, "validator")
 
 

@@ -20,7 +20,6 @@ from triage.probing import DEFAULT_TIMEOUT, PYTHON_ENV
 from triage.probing.models import ProbeDevice, ProbeResult
 
 
-
 class UnknownProbeError(ValueError):
     """A probe name that is neither listed nor a test-only probe."""
 
@@ -54,8 +53,9 @@ def run_probe(
         try:
             return ProbeResult.model_validate(outcome.result)
         except ValidationError as exc:
-            reason = f"printed JSON that breaks the probe contract: {exc.error_count()} error(s), first: " \
-                     f"{_first_error(exc)}"
+            reason = (
+                f"printed JSON that breaks the probe contract: {exc.error_count()} error(s), first: {_first_error(exc)}"
+            )
             return _error(name, device, reason, elapsed, outcome.stderr_tail)
     return _error(name, device, f"probe {name} {outcome.error}", elapsed, outcome.stderr_tail)
 
@@ -80,6 +80,12 @@ def _first_error(exc: ValidationError) -> str:
 
 def _error(name: str, device: str | None, reason: str, seconds: float, stderr_tail: str) -> ProbeResult:
     return ProbeResult(
-        probe=name, version="", device=ProbeDevice.model_validate({"type": device or "cpu", "name": "unknown", "count": 0}),
-        status="error", findings=[], seconds=round(seconds, 3), reason=reason, stderr_tail=stderr_tail,
+        probe=name,
+        version="",
+        device=ProbeDevice.model_validate({"type": device or "cpu", "name": "unknown", "count": 0}),
+        status="error",
+        findings=[],
+        seconds=round(seconds, 3),
+        reason=reason,
+        stderr_tail=stderr_tail,
     )

@@ -39,7 +39,9 @@ def fix_renderable(
     if shell:
         parts.append(code_block("\n".join(shell), "bash", theme))
     if fix.code is not None:
-        shown = (("before:", fix.code.before), ("after:", fix.code.after)) if full else (("change to:", fix.code.after),)
+        shown = (
+            (("before:", fix.code.before), ("after:", fix.code.after)) if full else (("change to:", fix.code.after),)
+        )
         for heading, code in shown:
             parts += [Text(heading, style="dim"), code_block(code, fix.code.language, theme)]
     return Hanging(Group(*parts), Text(f"{label} ", style=title_style))

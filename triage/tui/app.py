@@ -62,8 +62,20 @@ class TriageApp(App[None]):
         Binding("e", "export", "Export", tooltip="Copy a markdown report for an issue and write it where you say"),
         Binding("r", "toggle_redact", "Redact", show=False, tooltip="Mask paths, hosts and IPs in exports (on/off)"),
         Binding("slash", "search", "Search", key_display="/", tooltip="Search the log"),
-        Binding("n", "next_hit(True)", "Next evidence", tooltip="Next evidence line of the selected cause (after /: next search hit)"),
-        Binding("N", "next_hit(False)", "Previous evidence", show=False, key_display="N", tooltip="Previous evidence line (after /: previous hit)"),
+        Binding(
+            "n",
+            "next_hit(True)",
+            "Next evidence",
+            tooltip="Next evidence line of the selected cause (after /: next search hit)",
+        ),
+        Binding(
+            "N",
+            "next_hit(False)",
+            "Previous evidence",
+            show=False,
+            key_display="N",
+            tooltip="Previous evidence line (after /: previous hit)",
+        ),
         Binding("f", "toggle_filter", "Filter", tooltip="Show only matched lines in the log (on/off)"),
         Binding("b", "back", "Back", show=False, tooltip="Back from the log to where you jumped from"),
         Binding("t", "toggle_theme", "Theme", show=False, tooltip="Switch between the light and dark theme"),
@@ -209,7 +221,12 @@ class TriageApp(App[None]):
         sections = [
             ("Everywhere", key_rows(self.BINDINGS)),
             ("Log", key_rows(LogView.BINDINGS)),
-            ("Moving", key_rows(Screen.BINDINGS) + [("up, down, enter", "Move and select in a list")] + key_rows(KeyedList.BINDINGS)),
+            (
+                "Moving",
+                key_rows(Screen.BINDINGS)
+                + [("up, down, enter", "Move and select in a list")]
+                + key_rows(KeyedList.BINDINGS),
+            ),
         ]
         self.push_screen(HelpScreen(sections))
 
@@ -312,7 +329,12 @@ class TriageApp(App[None]):
     def _update_status(self) -> None:
         names = ", ".join(Path(display_name(p)).name for p in self.paths) or "no input"
         state = "following" if self.follow else ("done" if self.scan_done else "reading")
-        parts = [names, f"{self.line_count:,} lines", f"{len(self.result.diagnoses)} cause{'' if len(self.result.diagnoses) == 1 else 's'}", state]
+        parts = [
+            names,
+            f"{self.line_count:,} lines",
+            f"{len(self.result.diagnoses)} cause{'' if len(self.result.diagnoses) == 1 else 's'}",
+            state,
+        ]
         if self.query_one(LogView).filtered:
             parts.append("filter on")
         if self.export.redact:

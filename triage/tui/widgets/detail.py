@@ -39,7 +39,10 @@ class EvidenceList(KeyedList):
         self.evidence = evidence
         self.clear_options()
         self.add_options(
-            [Option(Text.assemble((f"{e.source}:{e.line} ", "cyan"), e.text), id=str(i)) for i, e in enumerate(evidence)]
+            [
+                Option(Text.assemble((f"{e.source}:{e.line} ", "cyan"), e.text), id=str(i))
+                for i, e in enumerate(evidence)
+            ]
         )
         if evidence:
             self.highlighted = 0
@@ -128,14 +131,18 @@ class DetailPane(VerticalScroll):
             for result in probe_results:
                 if result.get("probe") in d.probes:
                     parts.append(Text(f"  {result.get('probe')}: {probe_verdict(result)}", style="bold"))
-                    parts += [Text(f"    {f.get('message', '')}") for f in result.get("findings") or [] if isinstance(f, dict)]
+                    parts += [
+                        Text(f"    {f.get('message', '')}") for f in result.get("findings") or [] if isinstance(f, dict)
+                    ]
             parts += [Text(f"  {note}", style="green") for note in d.probe_notes]
         return Group(*parts)
 
     def _body(self, d: Diagnosis) -> RenderableType:
         parts: list[RenderableType] = []
         if d.fixes:
-            parts.append(Text.assemble(("Fixes ", "bold"), ("([ ]: choose, c: copy; diagnostics are ways to confirm)", "dim")))
+            parts.append(
+                Text.assemble(("Fixes ", "bold"), ("([ ]: choose, c: copy; diagnostics are ways to confirm)", "dim"))
+            )
             parts += [self._fix(n, fix, selected=n == self.fix_index) for n, fix in enumerate(d.fixes)]
         parts += [Text(f"left out: {note}", style="dim") for note in d.fix_notes]
         if d.references:

@@ -47,10 +47,22 @@ class LogView(ScrollView, can_focus=True):
         Binding("home", "edge(False)", "First line", show=False),
         Binding("end", "edge(True)", "Last line", show=False),
         Binding("m", "next_match", "Next match", show=False, tooltip="Next matched line below the cursor"),
-        Binding("escape", "clear_search", "Clear search", show=False, tooltip="Forget the search: n/N go back to evidence lines"),
+        Binding(
+            "escape",
+            "clear_search",
+            "Clear search",
+            show=False,
+            tooltip="Forget the search: n/N go back to evidence lines",
+        ),
     ]
 
-    COMPONENT_CLASSES = {"log-view--gutter", "log-view--matched", "log-view--evidence", "log-view--cursor", "log-view--search"}
+    COMPONENT_CLASSES = {
+        "log-view--gutter",
+        "log-view--matched",
+        "log-view--evidence",
+        "log-view--cursor",
+        "log-view--search",
+    }
 
     DEFAULT_CSS = """
     LogView { background: $surface; }
