@@ -98,74 +98,66 @@ def matrix(ctx: ProbeContext) -> dict[str, object]:
 
 
 def checks(m: dict[str, object]) -> list[Finding]:
-    findings: list[Finding] = []
     torch_v, npu_v = str(m["torch"]), m["torch_npu"]
     if npu_v is None:
-        findings.append(
+        return [
             Finding(
                 "torch-npu-absent",
                 "torch_npu is not installed in this Python",
                 {"torch": torch_v},
                 rules_out=["torch-npu-mismatch", "cuda-torch-with-npu"],
             )
+        ]
+    return [_torch_pair(torch_v, str(npu_v)), _torch_build(torch_v, m["torch_cuda"]), _cann(m)]
+
+
+def _torch_pair(torch_v: str, npu_v: str) -> Finding:
+    if _base_version(npu_v) != _base_version(torch_v):
+        return Finding(
+            "torch-npu-version-mismatch",
+            f"torch_npu {npu_v} requires torch {_base_version(npu_v)} exactly, found {torch_v}",
+            {"torch": torch_v, "torch_npu": npu_v},
+            confirms=["torch-npu-mismatch"],
         )
-        return findings
-    if _base_version(str(npu_v)) != _base_version(torch_v):
-        findings.append(
-            Finding(
-                "torch-npu-version-mismatch",
-                f"torch_npu {npu_v} requires torch {_base_version(str(npu_v))} exactly, found {torch_v}",
-                {"torch": torch_v, "torch_npu": npu_v},
-                confirms=["torch-npu-mismatch"],
-            )
+    return Finding(
+        "torch-npu-version-match",
+        f"torch {torch_v} matches torch_npu {npu_v}",
+        {"torch": torch_v, "torch_npu": npu_v},
+        rules_out=["torch-npu-mismatch"],
+    )
+
+
+def _torch_build(torch_v: str, torch_cuda: object) -> Finding:
+    if torch_cuda:
+        return Finding(
+            "cuda-torch-with-npu",
+            f"torch {torch_v} is a CUDA {torch_cuda} build; torch_npu needs the CPU build",
+            {"torch": torch_v, "torch_cuda": torch_cuda},
+            confirms=["cuda-torch-with-npu"],
         )
-    else:
-        findings.append(
-            Finding(
-                "torch-npu-version-match",
-                f"torch {torch_v} matches torch_npu {npu_v}",
-                {"torch": torch_v, "torch_npu": npu_v},
-                rules_out=["torch-npu-mismatch"],
-            )
-        )
-    if m["torch_cuda"]:
-        findings.append(
-            Finding(
-                "cuda-torch-with-npu",
-                f"torch {torch_v} is a CUDA {m['torch_cuda']} build; torch_npu needs the CPU build",
-                {"torch": torch_v, "torch_cuda": m["torch_cuda"]},
-                confirms=["cuda-torch-with-npu"],
-            )
-        )
-    else:
-        findings.append(
-            Finding(
-                "cpu-torch-with-npu",
-                "torch is a CPU build, as torch_npu requires",
-                {"torch": torch_v},
-                rules_out=["cuda-torch-with-npu"],
-            )
-        )
+    return Finding(
+        "cpu-torch-with-npu",
+        "torch is a CPU build, as torch_npu requires",
+        {"torch": torch_v},
+        rules_out=["cuda-torch-with-npu"],
+    )
+
+
+def _cann(m: dict[str, object]) -> Finding:
     if m["cann"] is None:
-        findings.append(
-            Finding(
-                "cann-not-found",
-                "torch_npu is installed but no CANN toolkit was found "
-                "(ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, /usr/local/Ascend/ascend-toolkit/latest)",
-                {k: m[k] for k in ("ascend_home_path", "ascend_toolkit_home")},
-                confirms=["cann-missing"],
-            )
+        return Finding(
+            "cann-not-found",
+            "torch_npu is installed but no CANN toolkit was found "
+            "(ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, /usr/local/Ascend/ascend-toolkit/latest)",
+            {k: m[k] for k in ("ascend_home_path", "ascend_toolkit_home")},
+            confirms=["cann-missing"],
         )
-    else:
-        findings.append(
-            Finding(
-                "cann-found",
-                f"CANN {m['cann']} ({m['cann_source']})",
-                {"cann": m["cann"], "source": m["cann_source"]},
-                rules_out=["cann-missing"],
-            )
-        )
-    return findings
+    return Finding(
+        "cann-found",
+        f"CANN {m['cann']} ({m['cann_source']})",
+        {"cann": m["cann"], "source": m["cann_source"]},
+        rules_out=["cann-missing"],
+    )
 
 
 def body(ctx: ProbeContext) -> list[Finding]:

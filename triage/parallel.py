@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from triage.engine.scanner import ScanPart, Scanner
+from triage.engine.scan_part import ScanPart
+from triage.engine.scanner import Scanner
 from triage.sources import is_gzip
 
 MIN_PART_BYTES = 64 << 20

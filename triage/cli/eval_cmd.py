@@ -68,29 +68,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_report(report: Any, args: argparse.Namespace) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(highlight=False)
-    splits = report.splits() or [None]
-    for split in splits:
+    for split in report.splits() or [None]:
         label = f"{split} split" if split else "all cases"
-        table = Table(title=f"Accuracy by category ({label})", title_justify="left")
-        for column in ("category", "cases", "top-1", "top-3", "no diagnosis"):
-            table.add_column(column, justify="left" if column == "category" else "right")
-        for category, row in report.by_category(split).items():
-            table.add_row(
-                category, str(row["cases"]), f"{row['top1']:.0%}", f"{row['top3']:.0%}", f"{row['no_diagnosis']:.0%}"
-            )
+        console.print(_category_table(report, split, label))
         summary = report.summary(split)
-        table.add_row(
-            "all",
-            str(summary["cases"]),
-            f"{summary['top1']:.1%}",
-            f"{summary['top3']:.1%}",
-            f"{summary['no_diagnosis']:.1%}",
-            style="bold",
-        )
-        console.print(table)
         console.print(f"False alarms on healthy logs: {summary['false_alarms']} of {summary['healthy_logs']}")
         if summary["confirmed_fix_cases"]:
             console.print(
@@ -98,31 +81,9 @@ def _print_report(report: Any, args: argparse.Namespace) -> None:
                 f"{summary['top_cause_right']:.0%}; thread's fix among the first two: {summary['fix_in_first_two']:.0%}"
             )
         if args.by_repo:
-            repos = Table(title=f"By repository ({label})", title_justify="left")
-            for column in ("repository", "failures", "top-1", "healthy", "false alarms"):
-                repos.add_column(column, justify="left" if column == "repository" else "right")
-            for repo, row in report.grouped("repo", split).items():
-                repos.add_row(
-                    repo,
-                    str(row["cases"]),
-                    f"{row['top1']:.0%}" if row["cases"] else "-",
-                    str(row["healthy_logs"]),
-                    str(row["false_alarms"]),
-                )
-            console.print(repos)
+            console.print(_repo_table(report, split, label))
     if args.entries:
-        entries = Table(title="Per entry (as top diagnosis)", title_justify="left")
-        for column in ("entry", "predicted", "precision", "expected", "recall"):
-            entries.add_column(column, justify="left" if column == "entry" else "right")
-        for entry_id, row in report.per_entry().items():
-            entries.add_row(
-                entry_id,
-                str(row["predicted"]),
-                f"{row['precision']:.0%}" if row["predicted"] else "-",
-                str(row.get("expected", "-")),
-                f"{row['recall']:.0%}" if "recall" in row else "-",
-            )
-        console.print(entries)
+        console.print(_entry_table(report))
     if args.misses:
         for outcome in report.outcomes:
             wrong = outcome.false_alarm if outcome.case.healthy else not outcome.top1
@@ -130,3 +91,41 @@ def _print_report(report: Any, args: argparse.Namespace) -> None:
                 got = ", ".join(f"{i} ({c}, {conf:.2f})" for i, c, conf in outcome.predicted[:3]) or "nothing"
                 where = f" ({outcome.case.split})" if outcome.case.split else ""
                 console.print(f"miss{where}: {outcome.case.file.name} [{outcome.case.category or 'healthy'}] -> {got}")
+
+
+def _table(title: str, columns: tuple[str, ...]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for number, column in enumerate(columns):
+        table.add_column(column, justify="left" if number == 0 else "right")
+    return table
+
+
+def _category_table(report: Any, split: str | None, label: str) -> Any:
+    table = _table(f"Accuracy by category ({label})", ("category", "cases", "top-1", "top-3", "no diagnosis"))
+    for category, row in report.by_category(split).items():
+        table.add_row(
+            category, str(row["cases"]), f"{row['top1']:.0%}", f"{row['top3']:.0%}", f"{row['no_diagnosis']:.0%}"
+        )
+    summary = report.summary(split)
+    cells = (f"{summary['top1']:.1%}", f"{summary['top3']:.1%}", f"{summary['no_diagnosis']:.1%}")
+    table.add_row("all", str(summary["cases"]), *cells, style="bold")
+    return table
+
+
+def _repo_table(report: Any, split: str | None, label: str) -> Any:
+    table = _table(f"By repository ({label})", ("repository", "failures", "top-1", "healthy", "false alarms"))
+    for repo, row in report.grouped("repo", split).items():
+        top1 = f"{row['top1']:.0%}" if row["cases"] else "-"
+        table.add_row(repo, str(row["cases"]), top1, str(row["healthy_logs"]), str(row["false_alarms"]))
+    return table
+
+
+def _entry_table(report: Any) -> Any:
+    table = _table("Per entry (as top diagnosis)", ("entry", "predicted", "precision", "expected", "recall"))
+    for entry_id, row in report.per_entry().items():
+        precision = f"{row['precision']:.0%}" if row["predicted"] else "-"
+        recall = f"{row['recall']:.0%}" if "recall" in row else "-"
+        table.add_row(entry_id, str(row["predicted"]), precision, str(row.get("expected", "-")), recall)
+    return table

@@ -11,21 +11,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz import fuzz, process
-
-from triage.engine.compiled import CompiledKB, CompiledSignature
+from triage.engine.compiled import CompiledKB
 from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.confirm import confirm
 from triage.engine.evidence import CauseWindow, EntryEvidence, Sighting
-from triage.engine.normalize import DIGITS_TO_ZERO, DIGITS_TO_ZERO_TEXT, decode_line, template
+from triage.engine.normalize import DIGITS_TO_ZERO, DIGITS_TO_ZERO_TEXT, decode_line
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
 from triage.engine.job_ranks import rank_of_line, rank_of_source
+from triage.engine.matcher import Hit, LineMatcher, extract
+from triage.engine.scan_part import ScanPart
 from triage.engine.unclaimed import MAX_FRAMES, TAIL_LINES, ErrorLine, UnclaimedErrors
-from triage.engine.values import parse_value
 from triage.results import EvidenceLine, ScanResult
 
 MAX_LINE = 1 << 20
@@ -33,16 +31,11 @@ MAX_LINE = 1 << 20
 MATCH_WINDOW = 16 * 1024
 """Candidate lines longer than this are matched window by window."""
 TAIL_BYTES = 4096
-FUZZY_CACHE_LIMIT = 20_000
-"""Fuzzy verdicts remembered, by line template: bounded so that millions of distinct error lines keep
-memory flat (real logs have hundreds of templates; a verdict is cheap to compute again)."""
 SHAPE_CACHE_LIMIT = 20_000
 """Distinct line shapes remembered; a log of millions of distinct error lines starts over when full."""
 CONTEXT_ONLY: frozenset[int] | set[int] = frozenset({CONTEXT})
 _CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
 """What a wrapped line starts with before the rest of the message: indentation, a rank prefix."""
-FUZZY_MIN_LENGTH_RATIO = 0.7
-"""A line much shorter than a fuzzy signature would 'contain' it by partial ratio; such lines don't count."""
 
 
 @dataclass
@@ -53,20 +46,6 @@ class _Source:
     lines: int = 0
     tail: bytes = b""
     """The last bytes seen: where the log ended."""
-
-
-@dataclass
-class ScanPart:
-    """What a scanner learned from one part of a source: a worker's answer in a parallel scan."""
-
-    evidence: dict[int, EntryEvidence]
-    unclaimed: UnclaimedErrors
-    context: JobContext
-    lines: int
-    bytes: int
-    candidate_lines: int
-    orders: int
-    """How many matched lines it numbered, so that a later part's order comes after them."""
 
 
 _Support = tuple[int, str, int, float, dict[str, Any]]
@@ -94,13 +73,6 @@ class _Shape:
         object.__setattr__(self, "quiet", not self.matched and self.unclaimed is None)
 
 
-@dataclass(frozen=True)
-class _Hit:
-    signature: CompiledSignature
-    quality: float
-    match: re.Match[str] | None
-
-
 class Scanner:
     def __init__(self, kb: CompiledKB, prefilter: Prefilter | None = None) -> None:
         self.kb = kb
@@ -115,15 +87,12 @@ class Scanner:
         self.candidate_lines = 0
         self._sources: dict[str, _Source] = {}
         self._order = 0
-        self._fuzzy_cache: dict[str, tuple[tuple[int, float], ...]] = {}
+        self._matcher = LineMatcher(kb)
         self._shapes: dict[bytes, _Shape] = {}
         """Digit-masked line -> what it matched: a warning repeated a million times is decoded and
         matched once, its repeats only counted (or, when it matched nothing, skipped)."""
         self._windows: dict[int, CauseWindow] = {}
         self._with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
-        self._fuzzy_choices = kb.fuzzy_templates
-        self._fuzzy_cutoff = min((kb.signatures[i].min_score for i in kb.fuzzy), default=100.0)
-        self._exact = frozenset(kb.exact)
         self._started = time.perf_counter()
 
     # -- input ---------------------------------------------------------------------------------
@@ -208,7 +177,7 @@ class Scanner:
         result.stats.bytes = self.bytes
         result.stats.seconds = round(time.perf_counter() - self._started, 4)
         result.stats.candidate_lines = self.candidate_lines
-        result.stats.templates = len(self._fuzzy_cache)
+        result.stats.templates = self._matcher.templates
         result.stats.prefilter = self.prefilter.name
         result.errors = list(self.errors)
         return result
@@ -313,7 +282,7 @@ class Scanner:
         the entries that fired for the first time."""
         self.candidate_lines += 1
         text = decode_line(raw)
-        hits = self._exact_hits(text, ids) + self._fuzzy_hits(text)
+        hits = self._matcher.exact(text, ids) + self._matcher.fuzzy(text)
         unclaimed = None
         # A wrapper's line (EZ9999, ERR00100) may carry the inner message: the safety net may know it.
         if not any(hit.signature.cause is None and not self.kb.entries[hit.signature.entry].generic for hit in hits):
@@ -355,17 +324,17 @@ class Scanner:
             return None
         hits = [
             hit
-            for hit in self._exact_hits(joined, candidates[0][2])
+            for hit in self._matcher.exact(joined, candidates[0][2])
             if hit.match is not None and hit.match.start() < len(head) < hit.match.end()
         ]
-        fuzzy = self._fuzzy_hits(joined)
+        fuzzy = self._matcher.fuzzy(joined)
         if fuzzy:  # the next line alone is matched only when needed: most joins match nothing
-            alone = {hit.signature.index for hit in self._fuzzy_hits(tail)}
+            alone = {hit.signature.index for hit in self._matcher.fuzzy(tail)}
             hits += [hit for hit in fuzzy if hit.signature.index not in alone]
         return self._record(state, line_number, joined, hits)[0] if hits else None
 
     def _record(
-        self, state: _Source, line_number: int, text: str, hits: list[_Hit]
+        self, state: _Source, line_number: int, text: str, hits: list[Hit]
     ) -> tuple[set[int], tuple[int, ...], tuple[_Support, ...]]:
         """Count a newly shaped matched line for every entry it hit: the newly fired entries, the
         entries it matched and the causes it supports, for its repeats."""
@@ -377,7 +346,7 @@ class Scanner:
         for hit in hits:
             signature = hit.signature
             evidence = self.evidence.setdefault(signature.entry, EntryEvidence())
-            values = _extract(signature, text, hit.match)
+            values = extract(signature, text, hit.match)
             if signature.cause is None:
                 newly |= {signature.entry} if not evidence.signature_quality else set()
                 quality = evidence.signature_quality
@@ -418,61 +387,3 @@ class Scanner:
         evidence = self.evidence.setdefault(entry, EntryEvidence())
         evidence.add_support(seen, cause, index, quality)
         evidence.add_values(values)
-
-    def _exact_hits(self, text: str, ids: set[int] | frozenset[int] | None) -> list[_Hit]:
-        indices = self._exact if ids is None else (ids & self._exact)
-        hits = []
-        for index in indices:
-            signature = self.kb.signatures[index]
-            match = confirm(signature, text)
-            if match is not None:
-                hits.append(_Hit(signature, 1.0, match))
-        return hits
-
-    def _fuzzy_hits(self, text: str) -> list[_Hit]:
-        if not self._fuzzy_choices:
-            return []
-        line_template = template(text)
-        verdict = self._fuzzy_cache.get(line_template)
-        if verdict is None:
-            verdict = self._fuzzy_verdict(line_template)
-            if len(self._fuzzy_cache) >= FUZZY_CACHE_LIMIT:
-                self._fuzzy_cache.clear()
-            self._fuzzy_cache[line_template] = verdict
-        return [
-            _Hit(self.kb.signatures[index], score / 100.0, None)
-            for index, score in verdict
-            if not self.kb.signatures[index].excluded(text)
-        ]
-
-    def _fuzzy_verdict(self, line_template: str) -> tuple[tuple[int, float], ...]:
-        found = process.extract(
-            line_template,
-            self._fuzzy_choices,
-            scorer=fuzz.partial_ratio,
-            score_cutoff=self._fuzzy_cutoff,
-            limit=None,
-        )
-        verdict = []
-        for choice, score, position in found:
-            index = self.kb.fuzzy[position]
-            if score >= self.kb.signatures[index].min_score and len(line_template) >= FUZZY_MIN_LENGTH_RATIO * len(
-                choice
-            ):
-                verdict.append((index, float(score)))
-        return tuple(verdict)
-
-
-def _extract(signature: CompiledSignature, text: str, match: re.Match[str] | None) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for name, pattern, kind in signature.extract:
-        if pattern is None:
-            raw = match.group(name) if match is not None else None
-        else:
-            found = pattern.search(text)
-            raw = found.group(1) if found else None
-        if raw is not None:
-            value = parse_value(raw, kind)
-            if value is not None:
-                values[name] = value
-    return values
