@@ -67,15 +67,15 @@ def run(args: argparse.Namespace) -> int:
         printer = EventPrinter(as_json=args.json, extra=lambda: read_record(record_path))
         # With --json stdout carries events only, so the job's own output goes to stderr.
         echo = sys.stderr.buffer if args.json else sys.stdout.buffer
-        try:
-            child = launch(command, record_path)
-        except OSError as exc:
-            print(f"triage: cannot start {command[0]}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_USAGE
         live = LiveScan(Scanner(kb), printer)
         # Whatever stops the stream (the job's end, a forwarded signal, a closed stdout), leaving
         # the block stops what is left of the job's group.
-        with Job(child, grace=args.grace) as job:
+        with Job(grace=args.grace) as job:
+            try:
+                job.start(launch(command, record_path))
+            except OSError as exc:
+                print(f"triage: cannot start {command[0]}: {exc.strerror or exc}", file=sys.stderr)
+                return EXIT_USAGE
             stream_lines(job, live, SOURCE, echo=echo)
         code = job.stop()
         record = read_record(record_path)

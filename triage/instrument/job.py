@@ -25,27 +25,43 @@ DRAIN_SECONDS = 1.0
 
 
 class Job:
-    """A started job, readable like a stream (`read` returns b"" once it is over)."""
+    """A job, readable like a stream (`read` returns b"" once it is over).
 
-    def __init__(self, process: subprocess.Popen[bytes], *, grace: float = DEFAULT_GRACE_SECONDS) -> None:
-        self.process = process
+    The signal handlers go in before the job starts (`start` inside the `with` block): a Ctrl-C
+    that lands between the start and the handlers would otherwise leave the job's group running.
+    """
+
+    def __init__(self, *, grace: float = DEFAULT_GRACE_SECONDS) -> None:
         self.grace = grace
         self.signalled: int | None = None
         """The first signal triage received and forwarded, if any."""
         self._kill_at: float | None = None
         self._exited_at: float | None = None
-        self._fd = process.stdout.fileno()  # type: ignore[union-attr]
         self._previous: dict[int, object] = {}
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        assert self._process is not None, "start the job first"
+        return self._process
 
     def __enter__(self) -> Job:
         for sig in FORWARDED:
             self._previous[sig] = signal.signal(sig, self._forward)
         return self
 
+    def start(self, process: subprocess.Popen[bytes]) -> None:
+        """Take charge of the started job; a signal that came before it is forwarded now."""
+        self._process = process
+        self._fd = process.stdout.fileno()  # type: ignore[union-attr]
+        if self.signalled is not None:
+            self._signal_group(self.signalled)
+
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
-        self.stop()
+        if self._process is not None:
+            self.stop()
 
     def read(self, size: int) -> bytes:
         """The next output (up to `size` bytes); b"" when the job has exited and its pipe is drained."""
@@ -94,6 +110,8 @@ class Job:
             self._signal_group(signal.SIGKILL)
 
     def _signal_group(self, sig: int) -> None:
+        if self._process is None:
+            return  # not started yet: `start` forwards the signal
         try:
             os.killpg(self.process.pid, sig)
         except (ProcessLookupError, PermissionError):
