@@ -16,7 +16,8 @@ from triage.results import CauseResult, Diagnosis, ReferenceResult, ScanResult
 GENERIC_DAMPING = 0.3
 """A generic wrapper (ERR00100, EZ9999, ...) counts this much when a specific cause was also found."""
 GENERIC_MAX_CONFIDENCE = 0.6
-DRAFT_DAMPING = 0.5
+STATUS_DAMPING = {"draft": 0.5, "experimental": 0.8}
+"""Unfinished entries (drafts from `kb new`) and unproven ones rank below curated (`test`, `stable`) ones."""
 """A `draft` entry (TODOs left from `triage kb new`) counts this much: curated entries rank first."""
 CAUSE_SUPPORT_BONUS = 0.3
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
@@ -118,8 +119,7 @@ def diagnose(
         score *= GENERIC_DAMPING
     if entry.family and damp_family:
         score *= FAMILY_DAMPING
-    if entry.status == "draft":
-        score *= DRAFT_DAMPING
+    score *= STATUS_DAMPING.get(entry.status, 1.0)
     confidence = confidence_of(score)
     if entry.generic:
         confidence = min(confidence, GENERIC_MAX_CONFIDENCE)

@@ -15,8 +15,8 @@ INCONCLUSIVE = "inconclusive here"
 
 
 def status_note(diagnosis: Diagnosis) -> str:
-    """Why a diagnosis may rank lower than its evidence alone says: its entry is an unfinished draft."""
-    return "draft entry, ranked lower" if diagnosis.status == "draft" else ""
+    """Why a diagnosis may rank lower than its evidence alone says: its entry is unfinished or unproven."""
+    return f"{diagnosis.status} entry, ranked lower" if diagnosis.status in ("draft", "experimental") else ""
 
 
 def confidence_bar(confidence: float, width: int = 10) -> str:
