@@ -60,7 +60,7 @@ def _evidence(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
     shown = diagnosis.evidence if full else diagnosis.evidence[:BRIEF_EVIDENCE]
     count = diagnosis.evidence_count
     yield Text(
-        "evidence:" if count == len(shown) else f"evidence ({len(shown)} of {plural(count, 'line')}):", style="bold"
+        "evidence:" if len(shown) >= count else f"evidence ({len(shown)} of {plural(count, 'line')}):", style="bold"
     )
     for line in shown:
         yield Hanging(OneLine(Text(f"{line.source}:{line.line}", style="cyan"), keep_end=True), indent=2)
