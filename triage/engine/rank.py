@@ -8,6 +8,7 @@ from typing import Any
 from triage.engine.advice import order_fixes
 from triage.engine.compiled import CompiledKB, EntryCard
 from triage.engine.context import JobContext
+from triage.engine.correlate import FAILURE_SEVERITIES
 from triage.engine.evidence import EntryEvidence
 from triage.engine.safety_net import diagnose_unclaimed
 from triage.engine.unclaimed import UnclaimedErrors
@@ -18,11 +19,9 @@ GENERIC_DAMPING = 0.3
 GENERIC_MAX_CONFIDENCE = 0.6
 STATUS_DAMPING = {"draft": 0.5, "experimental": 0.8}
 """Unfinished entries (drafts from `kb new`) and unproven ones rank below curated (`test`, `stable`) ones."""
-"""A `draft` entry (TODOs left from `triage kb new`) counts this much: curated entries rank first."""
 CAUSE_SUPPORT_BONUS = 0.3
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 CONFIDENCE_RATE = 1.2
-FAILURE_SEVERITIES = ("critical", "error")
 
 
 def confidence_of(score: float) -> float:

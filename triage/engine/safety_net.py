@@ -17,6 +17,7 @@ from triage.engine.context import JobContext
 from triage.engine.error_lines import TRACEBACK, exception_name, message_of
 from triage.engine.hints import stall_category, word_votes
 from triage.engine.nearest import Guess
+from triage.engine.normalize import template
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
 from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult, replace
 
@@ -63,10 +64,11 @@ def diagnose_unclaimed(
         guess = kb.neighbour_index.guess([], {stall_category(lead.message) or "other": 1.0})
     else:
         decoded = [(found, e.salience) for e in telling for found in kb.code_table.decode(e.message)]
-        votes = _word_votes(telling, unclaimed)
+        frames = " ".join(unclaimed.frames)
+        votes = _word_votes(telling, frames)
         for found, salience in decoded:
             votes[found.category] = votes.get(found.category, 0.0) + CODE_WEIGHT * salience
-        guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling], votes, " ".join(unclaimed.frames))
+        guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling], votes, frames)
     if (guess is None or guess.score == 0.0) and need_neighbours:
         return []
     if guess is not None and guess.category == HEALTHY:
@@ -124,11 +126,11 @@ def _second_guess(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
     ]
 
 
-def _word_votes(telling: list[ErrorLine], unclaimed: UnclaimedErrors) -> dict[str, float]:
+def _word_votes(telling: list[ErrorLine], frames: str) -> dict[str, float]:
     """Family words in the error lines and in the frames of the traceback, weighted below neighbours."""
     votes: dict[str, float] = {}
     sources = [(e.message, WORD_WEIGHT * e.salience) for e in telling]
-    sources.append((" ".join(unclaimed.frames), FRAME_WEIGHT))
+    sources.append((frames, FRAME_WEIGHT))
     for text, weight in sources:
         for category, vote in word_votes(text).items():
             votes[category] = votes.get(category, 0.0) + weight * vote
@@ -199,8 +201,6 @@ def _advice(kb: CompiledKB, borrowed: int | None, context: JobContext) -> tuple[
 
 def search_query(message: str) -> str:
     """The message without its variable parts, quoted, for an issue tracker's search box."""
-    from triage.engine.normalize import template
-
     words = _QUERY_NOISE.sub(" ", template(message)).split()
     return f'"{" ".join(words[:12])}" ascend npu'
 
