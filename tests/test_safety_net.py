@@ -80,6 +80,21 @@ def test_a_log_that_ends_while_capturing_is_a_stall(scan_text):
     assert stall.evidence[0].line == 3
 
 
+def test_a_traceback_cut_before_its_error_line_is_still_an_error(scan_text):
+    frames = (
+        '(EngineCore pid=136)   File "/vllm/vllm/compilation/decorators.py", line 480, in __call__\n'
+        "(EngineCore pid=136)     return self.aot_compiled_fn(self, *args, **kwargs)\n"
+        '(EngineCore pid=136)   File "/torch/_dynamo/aot_compile.py", line 124, in __call__\n'
+        "(EngineCore pid=136)     return self.fn(*args, **kwargs)\n"
+    )
+    for log in (frames, "INFO starting\n" + frames + "INFO step 1 loss 2.0\nINFO step 2 loss 1.9\n"):
+        guess = scan_text(log).diagnoses[0]
+        assert guess.guess and guess.severity == "error"
+        assert guess.title.startswith("A traceback cut off before its error line")
+        assert "aot_compile.py" in guess.evidence[0].text
+        assert guess.evidence[0].line == log.splitlines().index(frames.splitlines()[2]) + 1
+
+
 def test_a_specific_entry_leaves_no_room_for_a_guess(scan_text):
     result = scan_text(
         "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; "

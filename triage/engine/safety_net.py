@@ -18,7 +18,7 @@ from triage.engine.error_lines import TRACEBACK, exception_name, message_of
 from triage.engine.hints import stall_category, word_votes
 from triage.engine.nearest import Guess
 from triage.engine.normalize import template
-from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
+from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors
 from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult, replace
 
 ID = "unrecognised-error"
@@ -52,6 +52,8 @@ def diagnose_unclaimed(
     report, when the errors read like a healthy run's chatter, or (need_neighbours) when no known
     failure resembles them."""
     telling = unclaimed.most_telling()
+    if not telling and not need_neighbours:
+        telling = _cut_traceback(unclaimed)
     stalled = not telling and not need_neighbours
     if stalled:
         telling = _stall(unclaimed)
@@ -147,6 +149,15 @@ def _stall(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
     return []
 
 
+def _cut_traceback(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
+    """A traceback whose error line never came: the paste (or the process) was cut before the
+    exception was printed, but the job raised, and its frames say where."""
+    frame = unclaimed.last_frame
+    if frame is None:
+        return []
+    return [ErrorLine(order=0, kind=TRACEBACK, line=frame, message=message_of(frame.text))]
+
+
 def _codes_text(decoded: list[tuple[Decoded, float]]) -> str:
     meanings = dict.fromkeys(f"{found.code}: {found.meaning}" for found, _ in decoded)
     return f" Codes in the log: {'; '.join(meanings)}." if meanings else ""
@@ -155,6 +166,8 @@ def _codes_text(decoded: list[tuple[Decoded, float]]) -> str:
 def _title(lead: ErrorLine, stalled: bool) -> str:
     if stalled:
         return f"The log ends while the job was busy, with no error: {lead.message[:90]}"
+    if lead.kind == TRACEBACK and FRAME.search(lead.message):
+        return f"A traceback cut off before its error line: {lead.message[:80]}"
     name = exception_name(lead.message)
     if name:
         return f"Unrecognised {name}: {lead.message[len(name) + 2 :][:90]}"

@@ -221,7 +221,9 @@ class Scanner:
                 text = decode_line(raw[:MATCH_WINDOW])
                 if context.lines_seen < CONTEXT_LINES:
                     context.observe(text)
-                unclaimed.note_frame(text)
+                if len(unclaimed.frames) < MAX_FRAMES:
+                    number = state.lines + newlines_before + block.count(b"\n", position, line_start) + 1
+                    unclaimed.note_frame(text, (state.name, number))
             if ids == CONTEXT_ONLY:
                 continue
             long = len(raw) > MATCH_WINDOW

@@ -37,13 +37,16 @@ class UnclaimedErrors:
     """`file function` of the first traceback frames: where the job was when it failed."""
     tails: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     """The last lines of each source: where a log that stalls without an error stopped."""
+    last_frame: EvidenceLine | None = None
+    """The last of the frames kept: where a traceback whose error line is missing had got to."""
 
-    def note_frame(self, text: str) -> None:
+    def note_frame(self, text: str, where: tuple[str, int]) -> None:
         if len(self.frames) >= MAX_FRAMES:
             return
         found = FRAME.search(text)
         if found:
             self.frames.append(f"{found.group(1).rsplit('/', 1)[-1]} {found.group(2)}")
+            self.last_frame = EvidenceLine(source=where[0], line=where[1], text=text.strip()[:500])
 
     def add(self, key: str, found: ErrorLine) -> None:
         seen = self.by_key.get(key)
@@ -57,7 +60,10 @@ class UnclaimedErrors:
 
     def merge(self, later: UnclaimedErrors, line_offset: int, order_offset: int) -> None:
         """Fold in a later stretch of the same source (see `Scanner.absorb`)."""
-        self.frames += later.frames[: MAX_FRAMES - len(self.frames)]
+        room = MAX_FRAMES - len(self.frames)
+        self.frames += later.frames[:room]
+        if later.last_frame is not None and room > 0:
+            self.last_frame = replace(later.last_frame, line=later.last_frame.line + line_offset)
         self.tails.update(later.tails)
         for key, found in later.by_key.items():
             shifted = replace(
