@@ -34,7 +34,9 @@ CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
         "env_version",
         r"\bversion|mismatch|undefined symbol|shared object|no module named|importerror|modulenotfound|"
         r"set_env|\binstall|compiled with|not compiled|cuda (?:is )?not available|no cuda|\bdriver\b|glibc|libstdc|cmake|\bbuild\b|"
-        r"visible[_ ]devices|device count|no npu|not available|\.so\b",
+        r"visible[_ ]devices|device count|no npu|not available|\.so\b|incompatib|nvidia|infer device type|"
+        r"device (?:is )?(?:used|busy|occupied|in use)|(?:invalid|wrong) device|device id is invalid|socversion|"
+        r"soc version",
     ),
     (
         "unsupported_op",
@@ -44,7 +46,7 @@ CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
     ),
     (
         "dynamic_shape_compile",
-        r"compil|\bgraph|captur|dynamo|inductor|torchair|aclgraph|triton|bisheng|recompil|"
+        r"(?<!not )(?<!be )compil(?!ed with)|\bgraph|captur|dynamo|inductor|torchair|aclgraph|triton|bisheng|recompil|"
         r"tracing|torch\.compile|\bjit\b|linalg|codegen|lowering",
     ),
     ("other", r"\bp2p\b|\bsdma\b|driver internal|peer access|\bpcie\b|\becc\b|heartbeat lost|device lost"),
