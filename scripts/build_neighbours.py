@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from triage.engine.error_lines import SALIENCE, error_kind, message_of  # noqa: E402
 from triage.engine.nearest import FRAMES_SUFFIX  # noqa: E402
-from triage.engine.unclaimed import FRAME, MAX_FRAMES  # noqa: E402
+from triage.engine.unclaimed import FRAME, MAX_FRAMES, frame_of  # noqa: E402
 from triage.kbtools.evaluate import load_cases  # noqa: E402
 from triage.kb.paths import NEIGHBOURS_FILE  # noqa: E402
 
@@ -44,7 +44,7 @@ def rows() -> list[str]:
             if (category, message) not in seen and len(message) >= 8:
                 seen.add((category, message))
                 out.append(f"{category}\tcase:{case.id}\t{message}\n")
-        frames = [f"{m.group(1).rsplit('/', 1)[-1]} {m.group(2)}" for m in FRAME.finditer(text)][:MAX_FRAMES]
+        frames = [frame_of(found) for line in text.splitlines() if (found := FRAME.search(line))][:MAX_FRAMES]
         if frames:
             out.append(f"{category}\tcase:{case.id}{FRAMES_SUFFIX}\t{' '.join(frames)}\n")
     return out

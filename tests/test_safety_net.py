@@ -27,6 +27,8 @@ from triage.engine.safety_net import MAX_CONFIDENCE
         ),
         ("Traceback (most recent call last):", TRACEBACK, None),
         ("test_kernel.py::test_split_qkv FAILED", LEVEL, None),
+        ("NameError('loop_x0 is not defined')", EXCEPTION, "NameError('loop_x0 is not defined')"),
+        ('    raise ValueError("bad shape")', None, None),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):
@@ -93,6 +95,13 @@ def test_a_traceback_cut_before_its_error_line_is_still_an_error(scan_text):
         assert guess.title.startswith("A traceback cut off before its error line")
         assert "aot_compile.py" in guess.evidence[0].text
         assert guess.evidence[0].line == log.splitlines().index(frames.splitlines()[2]) + 1
+
+
+def test_pytest_frames_are_frames_too(scan_text):
+    log = "vllm/entrypoints/llm.py:243: in __init__\n    engine_args = EngineArgs(\nvllm/plugins/__init__.py:81: in load\n"
+    guess = scan_text(log).diagnoses[0]
+    assert guess.title.startswith("A traceback cut off before its error line")
+    assert guess.evidence[0].line == 3
 
 
 def test_a_specific_entry_leaves_no_room_for_a_guess(scan_text):

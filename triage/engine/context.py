@@ -64,6 +64,7 @@ CONTEXT_TRIGGERS: tuple[str, ...] = (
     r"torch[_-]npu|\bCANN\b|ascend-toolkit|driver\s*version|SocVersion|Ascend\s?(?:910|310|950)|\b910B|\b310P",
     r"(?:PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|TASK_QUEUE_ENABLE|VLLM_[A-Z_]+)\s*=",
     r'File "[^"]+", line \d+, in ',  # traceback frames: where the job was, and whose code it ran
+    r"^\s*[\w/.-]+\.py:\d+: in \w",  # pytest's frames
 )
 """What the prefilter looks for on lines that no error word flags (traceback paths, banners)."""
 

@@ -26,7 +26,7 @@ the job raised; its frames tell where."""
 _EXCEPTION = re.compile(
     r"(?:^|[\s:\]\)>|])"
     r"((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Failure|Fault|Unsupported)|Exception|Error))"
-    r"(?::\s|:$|$)"
+    r"(?::\s|:$|$|\((?=['\"]))"  # `NameError: x`, or its repr `NameError('x')` as loggers print it
 )
 _CODE = re.compile(
     r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
@@ -45,7 +45,8 @@ _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 _SYMPTOM = re.compile(
     r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet )?supported|unsupported|not implemented|"
     r"segmentation|core dump|\bkilled\b|undefined symbol|cannot open|no such file|mismatch|timed out|\bhang(?:s|ing)?\b|"
-    r"\bstuck\b|deadlock|illegal|no kernel|does not (?:has|have) any binary)"
+    r"\bstuck\b|deadlock|illegal|no kernel|does not (?:has|have) any binary|requirements are unsatisfiable|"
+    r"no solution found when resolving|could not find a version that satisfies)"
 )
 """Words of a failure on a line that no log level or exception marks: the weakest sign, kept for
 logs that hold nothing stronger (NaN metrics, a bare `Killed`, a 'not supported' notice)."""
@@ -56,7 +57,7 @@ _EXIT = re.compile(
 _NOT_AN_ERROR = re.compile(
     r"(?i:\b(?:no|0|zero)\s+errors?\b|\berrors?\s*[=:]\s*0\b|error[_ ]?(?:rate|count)\b|"
     r"\bif (?:an? )?error|ignore[sd]? (?:the )?errors?|warnings?\s*:|UserWarning|FutureWarning|"
-    r"DeprecationWarning|^\s*File \"|"
+    r"DeprecationWarning|^\s*File \"|^[\s>]*raise\s|"
     r"\b(?:nan|inf|errors?|fail\w*|overflow\w*|skipped|timeouts?)\b[\w ]{0,24}[:=]\s*0(?:\.0+)?(?![.\d]))"
 )
 

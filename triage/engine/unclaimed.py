@@ -12,7 +12,16 @@ PER_KIND = 16
 """Distinct lines kept per kind of error: the first ones, since the first failure explains the rest."""
 MAX_FRAMES = 48
 TAIL_LINES = 6
-FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
+FRAME = re.compile(
+    r'File "(?P<file>[^"]+)", line \d+, in (?P<function>\S+)|^\s*(?P<file2>[\w/.-]+\.py):\d+: in (?P<function2>\w+)'
+)
+"""A traceback frame as Python prints it, or as pytest does (`path/x.py:243: in __init__`)."""
+
+
+def frame_of(found: re.Match[str]) -> str:
+    """`file function` of a FRAME match."""
+    path = found.group("file") or found.group("file2")
+    return f"{path.rsplit('/', 1)[-1]} {found.group('function') or found.group('function2')}"
 
 
 @dataclass
@@ -45,7 +54,7 @@ class UnclaimedErrors:
             return
         found = FRAME.search(text)
         if found:
-            self.frames.append(f"{found.group(1).rsplit('/', 1)[-1]} {found.group(2)}")
+            self.frames.append(frame_of(found))
             self.last_frame = EvidenceLine(source=where[0], line=where[1], text=text.strip()[:500])
 
     def add(self, key: str, found: ErrorLine) -> None:
