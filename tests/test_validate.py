@@ -71,7 +71,9 @@ def test_catastrophic_regex_is_rejected_with_its_line(tmp_path):
     assert "(a+)+$" in lines[found[0].line - 1]
 
 
-@pytest.mark.parametrize("pattern", ["(a+)+$", "(a*)*", "(a|a)*", "(.*)*", r"(\w+\s?)+", r"x(?:\d+)*y", r"(a{1,3})+"])
+@pytest.mark.parametrize(
+    "pattern", ["(a+)+$", "(a*)*", "(a|a)*", "(.*)*", r"(\w+\s?)+", r"x(?:\d+)*y", r"(a{1,3})+", r"(ab) \1"]
+)
 def test_unsafe_patterns(pattern):
     assert unsafe_reason(pattern)
 

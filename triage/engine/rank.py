@@ -149,8 +149,9 @@ def diagnose(
     )
 
 
-def sort_key(diagnosis: Diagnosis) -> tuple[float, int, int]:
-    return (-diagnosis.score, SEVERITY_ORDER.get(diagnosis.severity, 9), diagnosis.first_seen)
+def sort_key(diagnosis: Diagnosis) -> tuple[float, bool, int, int]:
+    # On a tie the specific entry comes first: it knows more than the family rule beside it.
+    return (-diagnosis.score, diagnosis.family, SEVERITY_ORDER.get(diagnosis.severity, 9), diagnosis.first_seen)
 
 
 def _guesses(

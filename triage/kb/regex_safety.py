@@ -42,6 +42,9 @@ def _check(items: Items, state: Any) -> str | None:
     if reason:
         return reason
     for op, av in items:
+        if op in (C.GROUPREF, C.GROUPREF_EXISTS):
+            # Hyperscan can only approximate a backreference: nearly every line becomes a candidate.
+            return "a backreference: the prefilter cannot match it, so it would make every line a candidate"
         if op in _REPEATS and av[1] > 1:
             reason = _repeated_body_reason(_unwrap(list(av[2])), state)
             if reason:
