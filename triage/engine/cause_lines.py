@@ -1,0 +1,156 @@
+"""Cause-evidence lines, looked for only where they can count: near lines that may be an entry's own.
+
+A cause's line counts only within `CAUSE_WINDOW` lines of one of its entry's own lines in the same
+source (see `CauseWindow`), and cause patterns (`DataLoader`, `Compiling`, `should be`) also match
+healthy chatter. So their own prefilter database runs only over the stretches of a block within
+that many lines of a line that may be an entry's own, of the lines an earlier block's own line
+still reaches, and of the block's last lines (an own line in the next block may reach back to
+them). Those stretches hold every cause line that can count, and their lines arrive in log order
+with the rest: a cause line outside them could neither count nor displace one that does.
+"""
+
+from __future__ import annotations
+
+from triage.engine.compiled import CompiledKB
+from triage.engine.evidence import CAUSE_WINDOW
+from triage.engine.matcher import LineMatcher, extract
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
+from triage.engine.prefilter import CONTEXT, Candidate, Prefilter
+from triage.engine.shapes import MATCH_WINDOW, Shape, Support
+
+CAUSE_ONLY: frozenset[int] = frozenset()
+"""The main ids of a line that only the cause database flagged (a main candidate always has some)."""
+SUPPORTS_CACHE_LIMIT = 20_000
+
+Line = tuple[int, int, "set[int] | frozenset[int] | None", "set[int] | None"]
+"""(start, end, main prefilter ids or CAUSE_ONLY, cause signature ids or None) of a line to match."""
+Stretch = tuple[int, int]
+
+
+class CauseLines:
+    """Finds the cause-evidence lines of a block's stretches and what each supports, by line shape."""
+
+    def __init__(self, kb: CompiledKB, prefilter: Prefilter, matcher: LineMatcher) -> None:
+        self.enabled = any(kb.signatures[i].cause is not None for i in kb.exact)
+        self._prefilter = prefilter
+        self._matcher = matcher
+        self._supports: dict[bytes, tuple[set[int], tuple[Support, ...]]] = {}
+        """Digit-masked line -> the cause ids it was matched with and what it supports."""
+
+    def lines(self, block: bytes, stretches: list[Stretch], main: list[Candidate]) -> list[Line]:
+        """The main candidates and the cause lines of the stretches, in block order, one item a line."""
+        causes: list[Candidate] = []
+        for start, end in stretches:
+            causes += self._prefilter.cause_candidates(block, start, end)
+        return merge(main, causes)
+
+    def supports(self, key: bytes, raw: bytes, ids: set[int]) -> tuple[Support, ...]:
+        """What a line supports, matched once per shape (its digit-masked bytes) and cause ids."""
+        known = self._supports.get(key)
+        if known is not None and known[0] == ids:
+            return known[1]
+        text = decode_line(raw)
+        found = tuple(
+            (
+                hit.signature.entry,
+                hit.signature.cause or "",
+                hit.signature.index,
+                hit.quality,
+                extract(hit.signature, text, hit.match),
+            )
+            for hit in self._matcher.exact(text, ids)
+        )
+        if len(self._supports) >= SUPPORTS_CACHE_LIMIT:
+            self._supports.clear()
+        self._supports[key] = (ids, found)
+        return found
+
+
+def leads(block: bytes, main: list[Candidate], shapes: dict[bytes, Shape], with_causes: frozenset[int]) -> list[int]:
+    """Starts of the main candidates that may be own lines of an entry with causes: a known shape
+    says whether it is; a new one (by its own match, or joined with the next line) may be."""
+    out = []
+    for line_start, line_end, ids in main:
+        if ids is not None and len(ids) == 1 and CONTEXT in ids:
+            continue  # only shows what was running: never matched
+        if ids is not None and line_end - line_start <= MATCH_WINDOW:
+            shape = shapes.get(block[line_start:line_end].translate(DIGITS_TO_ZERO))
+            if shape is not None and shape.ids == ids and with_causes.isdisjoint(shape.primary):
+                continue
+        out.append(line_start)
+    return out
+
+
+def merge(main: list[Candidate], causes: list[Candidate]) -> list[Line]:
+    """Both lists (each in block order) as one, a line in both once with both sets of ids."""
+    out: list[Line] = []
+    position, count = 0, len(main)
+    for start, end, ids in causes:
+        while position < count and main[position][0] < start:
+            line_start, line_end, main_ids = main[position]
+            out.append((line_start, line_end, main_ids, None))
+            position += 1
+        if position < count and main[position][0] == start:
+            out.append((start, main[position][1], main[position][2], ids))
+            position += 1
+        else:
+            out.append((start, end, CAUSE_ONLY, ids))
+    out += [(line_start, line_end, ids, None) for line_start, line_end, ids in main[position:]]
+    return out
+
+
+def stretches(block: bytes, start: int, end: int, leads: list[int], carry: int) -> tuple[list[Stretch], int]:
+    """The stretches of block[start:end] to look for cause lines in, and how many lines after the
+    block's first the last lead is (-1 when none).
+
+    leads: line starts, in order, of lines that may be an entry's own; carry: how many of the
+    block's first lines an earlier block's own line still reaches.
+    """
+    found: list[Stretch] = []
+    if carry > 0:
+        found.append((start, _forward(block, start, carry - 1, end)))
+    line, position = 0, start
+    first = previous = -1
+    for lead in leads:
+        gap = block.count(b"\n", position, lead)
+        line, position = line + gap, lead
+        if first >= 0 and gap > 2 * CAUSE_WINDOW:
+            found.append((_back(block, first, CAUSE_WINDOW, start), _forward(block, previous, CAUSE_WINDOW, end)))
+            first = -1
+        if first < 0:
+            first = lead
+        previous = lead
+    if first >= 0:
+        found.append((_back(block, first, CAUSE_WINDOW, start), _forward(block, previous, CAUSE_WINDOW, end)))
+    last_line = block.rfind(b"\n", start, end - 1) + 1 or start
+    found.append((_back(block, last_line, CAUSE_WINDOW, start), end))
+    return _union(found), line if leads else -1
+
+
+def _forward(block: bytes, position: int, lines: int, end: int) -> int:
+    """Where the line `lines` lines after the one starting at `position` ends (past its newline)."""
+    for _ in range(lines + 1):
+        newline = block.find(b"\n", position, end)
+        if newline < 0:
+            return end
+        position = newline + 1
+    return position
+
+
+def _back(block: bytes, position: int, lines: int, floor: int) -> int:
+    """Where the line `lines` lines before the one starting at `position` starts (not before floor)."""
+    for _ in range(lines):
+        if position <= floor:
+            return floor
+        position = block.rfind(b"\n", floor, position - 1) + 1 or floor
+    return position
+
+
+def _union(found: list[Stretch]) -> list[Stretch]:
+    out: list[Stretch] = []
+    for start, end in sorted(found):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
