@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from triage.engine import Scanner
-from triage.engine.cause_lines import stretches
+from triage.engine.cause_lines import NearLeads, stretches
 from triage.engine.evidence import CAUSE_WINDOW
 
 EI0006 = "[rank0]: EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time."
@@ -24,16 +24,27 @@ def lines_of(block: bytes, start: int, end: int) -> tuple[int, int]:
 def test_stretches_reach_the_window_around_each_lead_the_carried_lines_and_the_last_lines():
     block = b"".join(b"line %d\n" % n for n in range(20_000))
     position = {n: block.index(b"line %d\n" % n) for n in (5000, 6000, 12_000)}
-    found, last = stretches(block, 0, len(block), [position[5000], position[6000]], carry=10)
-    assert [lines_of(block, start, end) for start, end in found] == [
+    plan = stretches(block, 0, len(block), [position[5000], position[6000]], carry=10)
+    assert [lines_of(block, start, end) for start, end in plan.stretches] == [
         (0, 9),
         (5000 - CAUSE_WINDOW, 6000 + CAUSE_WINDOW),
         (20_000 - 1 - CAUSE_WINDOW, 19_999),
     ]
-    assert last == 6000
-    found, last = stretches(block, position[12_000], len(block), [], carry=0)
-    assert [lines_of(block, start, end) for start, end in found] == [(20_000 - 1 - CAUSE_WINDOW, 19_999)]
-    assert last == -1
+    assert plan.marks == [(position[5000], 5000), (position[6000], 6000)]
+    assert lines_of(block, plan.tail, len(block)) == (20_000 - 1 - CAUSE_WINDOW, 19_999)
+    plan = stretches(block, position[12_000], len(block), [], carry=0)
+    assert [lines_of(block, start, end) for start, end in plan.stretches] == [(20_000 - 1 - CAUSE_WINDOW, 19_999)]
+    assert plan.marks == [] and plan.stretches == [(plan.tail, len(block))]
+
+
+def test_a_cause_line_is_kept_only_near_a_lead_of_its_own_entry_or_in_the_blocks_last_lines():
+    block = b"".join(b"line %d\n" % n for n in range(10_000))
+    near = NearLeads()
+    plan = near.plan(block, (0, len(block)), [(block.index(b"line 5000\n"), frozenset({7}))], lines_before=0)
+    own, other = (7, "cause", 0, 1.0, {}), (8, "cause", 1, 1.0, {})
+    assert near.supports((5001 + CAUSE_WINDOW, 0), (own, other)) == (own,)
+    assert near.supports((5002 + CAUSE_WINDOW, 0), (own, other)) == ()
+    assert near.supports((9999, plan.tail), (own, other)) == (own, other)
 
 
 def scan(engine_kb, prefilter, data: bytes, chunk: int) -> Scanner:

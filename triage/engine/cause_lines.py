@@ -11,6 +11,9 @@ with the rest: a cause line outside them could neither count nor displace one th
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from dataclasses import dataclass
+
 from triage.engine.compiled import CompiledKB
 from triage.engine.evidence import CAUSE_WINDOW
 from triage.engine.matcher import LineMatcher, extract
@@ -25,6 +28,8 @@ SUPPORTS_CACHE_LIMIT = 20_000
 Line = tuple[int, int, "set[int] | frozenset[int] | None", "set[int] | None"]
 """(start, end, main prefilter ids or CAUSE_ONLY, cause signature ids or None) of a line to match."""
 Stretch = tuple[int, int]
+Lead = tuple[int, "frozenset[int] | None"]
+"""(line start, the entries with causes whose own line it may be; None: any of them)."""
 
 
 class CauseLines:
@@ -66,19 +71,70 @@ class CauseLines:
         return found
 
 
-def leads(block: bytes, main: list[Candidate], shapes: dict[bytes, Shape], with_causes: frozenset[int]) -> list[int]:
-    """Starts of the main candidates that may be own lines of an entry with causes: a known shape
-    says whether it is; a new one (by its own match, or joined with the next line) may be."""
-    out = []
+def leads(block: bytes, main: list[Candidate], shapes: dict[bytes, Shape], with_causes: frozenset[int]) -> list[Lead]:
+    """The main candidates that may be own lines of an entry with causes, and of which: a known
+    shape says; a new one (by its own match, or joined with the next line) may be any entry's."""
+    out: list[Lead] = []
     for line_start, line_end, ids in main:
         if ids is not None and len(ids) == 1 and CONTEXT in ids:
             continue  # only shows what was running: never matched
         if ids is not None and line_end - line_start <= MATCH_WINDOW:
             shape = shapes.get(block[line_start:line_end].translate(DIGITS_TO_ZERO))
-            if shape is not None and shape.ids == ids and with_causes.isdisjoint(shape.primary):
+            if shape is not None and shape.ids == ids:
+                if not with_causes.isdisjoint(shape.primary):
+                    out.append((line_start, with_causes.intersection(shape.primary)))
                 continue
-        out.append(line_start)
+        out.append((line_start, None))
     return out
+
+
+class NearLeads:
+    """Where the leads of one source were, by entry, as far as they reach: a cause line that no lead
+    of its entry is near cannot count, and is dropped before it costs a sighting."""
+
+    def __init__(self) -> None:
+        self._until = 0
+        """The last line number an earlier block's lead reaches."""
+        self._any: list[int] = []
+        """Line numbers of leads that may be any entry's (and the last one of earlier blocks)."""
+        self._by_entry: dict[int, list[int]] = {}
+        self._kept_from = 0
+        """Lines from this offset of the block on are kept whatever they support: the next block's
+        leads may reach them."""
+
+    def plan(self, block: bytes, span: tuple[int, int], found: list[Lead], lines_before: int) -> Plan:
+        """Where to look for cause lines in block[start:end], the next block of the source, after
+        `lines_before` lines of it."""
+        start, end = span
+        plan = stretches(block, start, end, [lead for lead, _ in found], self._until - lines_before)
+        self._any = self._any[-1:]
+        self._by_entry = {entry: lines[-1:] for entry, lines in self._by_entry.items()}
+        for (_, entries), (_, line) in zip(found, plan.marks):
+            if entries is None:
+                self._any.append(lines_before + 1 + line)
+            else:
+                for entry in entries:
+                    self._by_entry.setdefault(entry, []).append(lines_before + 1 + line)
+        if plan.marks:
+            self._until = lines_before + 1 + plan.marks[-1][1] + CAUSE_WINDOW
+        self._kept_from = plan.tail
+        return plan
+
+    def supports(self, where: tuple[int, int], found: tuple[Support, ...]) -> tuple[Support, ...]:
+        """Of what a line (its number, its offset in the block) supports, what a lead of the same
+        entry is near enough to count."""
+        line, offset = where
+        if not found or offset >= self._kept_from:
+            return found
+        return tuple(support for support in found if self._near(support[0], line))
+
+    def _near(self, entry: int, line: int) -> bool:
+        for lines in (self._any, self._by_entry.get(entry)):
+            if lines:
+                at = bisect_left(lines, line - CAUSE_WINDOW)
+                if at < len(lines) and lines[at] <= line + CAUSE_WINDOW:
+                    return True
+        return False
 
 
 def merge(main: list[Candidate], causes: list[Candidate]) -> list[Line]:
@@ -99,9 +155,19 @@ def merge(main: list[Candidate], causes: list[Candidate]) -> list[Line]:
     return out
 
 
-def stretches(block: bytes, start: int, end: int, leads: list[int], carry: int) -> tuple[list[Stretch], int]:
-    """The stretches of block[start:end] to look for cause lines in, and how many lines after the
-    block's first the last lead is (-1 when none).
+@dataclass(frozen=True)
+class Plan:
+    """Where in a block to look for cause lines."""
+
+    stretches: list[Stretch]
+    marks: list[tuple[int, int]]
+    """(offset, how many lines after the block's first it is) of each lead."""
+    tail: int
+    """Where the block's last lines begin (kept whatever they support)."""
+
+
+def stretches(block: bytes, start: int, end: int, leads: list[int], carry: int) -> Plan:
+    """The stretches of block[start:end] to look for cause lines in.
 
     leads: line starts, in order, of lines that may be an entry's own; carry: how many of the
     block's first lines an earlier block's own line still reaches.
@@ -111,9 +177,11 @@ def stretches(block: bytes, start: int, end: int, leads: list[int], carry: int) 
         found.append((start, _forward(block, start, carry - 1, end)))
     line, position = 0, start
     first = previous = -1
+    marks = []
     for lead in leads:
         gap = block.count(b"\n", position, lead)
         line, position = line + gap, lead
+        marks.append((lead, line))
         if first >= 0 and gap > 2 * CAUSE_WINDOW:
             found.append((_back(block, first, CAUSE_WINDOW, start), _forward(block, previous, CAUSE_WINDOW, end)))
             first = -1
@@ -123,8 +191,9 @@ def stretches(block: bytes, start: int, end: int, leads: list[int], carry: int) 
     if first >= 0:
         found.append((_back(block, first, CAUSE_WINDOW, start), _forward(block, previous, CAUSE_WINDOW, end)))
     last_line = block.rfind(b"\n", start, end - 1) + 1 or start
-    found.append((_back(block, last_line, CAUSE_WINDOW, start), end))
-    return _union(found), line if leads else -1
+    tail = _back(block, last_line, CAUSE_WINDOW, start)
+    found.append((tail, end))
+    return Plan(_union(found), marks, tail)
 
 
 def _forward(block: bytes, position: int, lines: int, end: int) -> int:

@@ -7,13 +7,13 @@ values, plus a cache of fuzzy verdicts per distinct line template.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, Line, leads, merge, stretches
+from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, Line, NearLeads, leads, merge
 from triage.engine.compiled import CompiledKB
 from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.evidence import CAUSE_WINDOW, CauseWindow, EntryEvidence, Sighting
+from triage.engine.evidence import CauseWindow, EntryEvidence, Sighting
 from triage.engine.normalize import DIGITS_TO_ZERO, DIGITS_TO_ZERO_TEXT, decode_line
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
@@ -23,13 +23,12 @@ from triage.engine.job_ranks import rank_of_line, rank_of_source
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
-from triage.engine.unclaimed import MAX_FRAMES, TAIL_LINES, ErrorLine, UnclaimedErrors
+from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
 from triage.engine.wrapped import wrapped_hits
 from triage.results import EvidenceLine, ScanResult
 
 MAX_LINE = 1 << 20
 """A line longer than this is cut and matched in pieces, so one 30 MB line cannot exhaust memory."""
-TAIL_BYTES = 4096
 SHAPE_CACHE_LIMIT = 20_000
 """Distinct line shapes remembered; a log of millions of distinct error lines starts over when full."""
 CONTEXT_ONLY: frozenset[int] | set[int] = frozenset({CONTEXT})
@@ -43,8 +42,7 @@ class _Source:
     lines: int = 0
     tail: bytes = b""
     """The last bytes seen: where the log ended."""
-    cause_until: int = 0
-    """The last line an own line of an entry with causes has reached so far (see `cause_lines`)."""
+    near: NearLeads = field(default_factory=NearLeads)
 
 
 class Scanner:
@@ -162,10 +160,7 @@ class Scanner:
     def _note_tails(self) -> None:
         for state in self._sources.values():
             if state.tail:
-                raws = state.tail.splitlines()[1 if len(state.tail) >= TAIL_BYTES else 0 :]  # the first may be cut
-                last = state.lines + (1 if state.pending else 0)
-                numbered = [(last - len(raws) + 1 + n, decode_line(raw)) for n, raw in enumerate(raws) if raw.strip()]
-                self.unclaimed.tails[state.name] = numbered[-TAIL_LINES:]
+                self.unclaimed.tails[state.name] = numbered_tail(state.tail, state.lines + (1 if state.pending else 0))
 
     def _source(self, name: str) -> _Source:
         state = self._sources.get(name)
@@ -188,7 +183,10 @@ class Scanner:
         shapes = self._shapes
         context = self.context
         unclaimed = self.unclaimed
-        for line_start, line_end, ids, causes in self._lines(state, block, start, end):
+        found, marks = self._lines(state, block, start, end)
+        # Line numbers the cause plan already counted, to jump to instead of counting again.
+        mark, marks_left = (start, 0), iter(marks)
+        for line_start, line_end, ids, causes in found:
             raw = block[line_start:line_end]
             if (ids is None or CONTEXT in ids) and (
                 context.lines_seen < CONTEXT_LINES or len(unclaimed.frames) < MAX_FRAMES
@@ -207,50 +205,69 @@ class Scanner:
             if causes is None and shape is not None and shape.ids == ids and shape.quiet:
                 continue  # the hot path on noisy logs: no decoding, no line counting
             # Line numbers are counted only up to lines that need one; the rest is counted in bulk.
+            while mark[0] <= line_start:
+                if mark[0] > position:
+                    position, newlines_before = mark
+                mark = next(marks_left, (end + 1, 0))
             newlines_before += block.count(b"\n", position, line_start)
             position = line_start
             line_number = state.lines + newlines_before + 1
             if long:
                 newly |= self._match_long_line(state, line_number, raw)
+            elif shape is not None and shape.ids == ids:
+                where = (line_number, line_start)
+                extra = (
+                    ()
+                    if causes is None or ids is None
+                    else state.near.supports(where, self._cause_lines.supports(key, raw, causes))
+                )
+                self._repeat(shape, state, line_number, raw, extra)
             else:
                 following = (block, line_end + 1, end) if line_end < end else None
-                newly |= self._match_shape(state, line_number, (raw, key), ids, causes, following)
+                newly |= self._match_shape(state, line_number, (raw, key, line_start), ids, causes, following)
         if complete:
             # Only the rest of the block is left to count: the lines up to `position` already are.
+            for mark in marks[-1:]:
+                if mark[0] > position:
+                    position, newlines_before = mark
             count = newlines_before + block.count(b"\n", position, end)
             state.lines += count
             self.lines += count
         return newly
 
-    def _lines(self, state: _Source, block: bytes, start: int, end: int) -> list[Line]:
-        """The candidate lines of block[start:end], and cause lines where they may count."""
+    def _lines(self, state: _Source, block: bytes, start: int, end: int) -> tuple[list[Line], list[tuple[int, int]]]:
+        """The candidate lines of block[start:end], and cause lines where they may count; and
+        (offset, lines before it in the block) of the lines that may lead to cause lines."""
         main = self.prefilter.candidates(block, start, end)
         if not self._cause_lines.enabled:
-            return merge(main, [])
-        found, last = stretches(
-            block, start, end, leads(block, main, self._shapes, self._with_causes), state.cause_until - state.lines
-        )
-        if last >= 0:
-            state.cause_until = state.lines + last + 1 + CAUSE_WINDOW
-        return self._cause_lines.lines(block, found, main)
+            return merge(main, []), []
+        plan = state.near.plan(block, (start, end), leads(block, main, self._shapes, self._with_causes), state.lines)
+        return self._cause_lines.lines(block, plan.stretches, main), plan.marks
 
     def _match_shape(
         self,
         state: _Source,
         line_number: int,
-        line: tuple[bytes, bytes],
+        line: tuple[bytes, bytes, int],
         ids: set[int] | frozenset[int] | None,
         causes: set[int] | None,
         following: tuple[bytes, int, int] | None,
     ) -> set[int]:
-        """Match or count a line (raw bytes, digit-masked key) flagged with main and cause ids;
-        `following` is (block, start, end) of what follows it, for a message wrapped onto the next line."""
-        raw, key = line
+        """Match or count a line (raw bytes, digit-masked key, offset in its block) flagged with main
+        and cause ids; `following` is (block, start, end) of what follows it, for a message wrapped
+        onto the next line."""
+        raw, key, offset = line
         # A line flagged 'try all' (ids None) is matched against cause signatures too.
-        extra = self._cause_lines.supports(key, raw, causes) if causes is not None and ids is not None else ()
+        where = (line_number, offset)
+        extra = (
+            ()
+            if causes is None or ids is None
+            else state.near.supports(where, self._cause_lines.supports(key, raw, causes))
+        )
         if ids is CAUSE_ONLY:
             # A line only a cause pattern flagged is cause evidence and nothing else: not numbered.
-            self._count_supports(extra, Sighting(self._order, state.name, line_number, raw, state.rank))
+            if extra:
+                self._count_supports(extra, Sighting(self._order, state.name, line_number, raw, state.rank))
             return set()
         shape = self._shapes.get(key)
         if shape is not None and shape.ids == ids:
@@ -258,9 +275,10 @@ class Scanner:
             return set()
         shape, found_first = self._match_line(state, line_number, raw, ids, extra)
         if not (shape.matched or extra) and following is not None:
-            found = self._match_wrapped(state, line_number, raw, *following)
-            if found is not None:
-                return found  # what the line means depends on the next one: not a shape to remember
+            # A message wrapped onto the next line: the line's meaning depends on it, not a shape to remember.
+            wrapped = wrapped_hits(self.prefilter, self._matcher, raw, *following)
+            if wrapped is not None:
+                return self._record(state, line_number, *wrapped)[0]
         self._remember(key, shape)
         return found_first
 
@@ -278,7 +296,7 @@ class Scanner:
             for piece_start, piece_end, ids, causes in pieces:
                 piece = window[piece_start:piece_end]
                 newly |= self._match_shape(
-                    state, line_number, (piece, piece.translate(DIGITS_TO_ZERO)), ids, causes, None
+                    state, line_number, (piece, piece.translate(DIGITS_TO_ZERO), 0), ids, causes, None
                 )
         return newly
 
@@ -316,13 +334,6 @@ class Scanner:
         key = message.translate(DIGITS_TO_ZERO_TEXT)[:200]
         self.unclaimed.add(key, ErrorLine(self._order, kind, line, message))
         return self.unclaimed.by_key.get(key)
-
-    def _match_wrapped(
-        self, state: _Source, line_number: int, raw: bytes, block: bytes, next_start: int, end: int
-    ) -> set[int] | None:
-        """Match a message that a terminal or logger wrapped onto the next line (see `wrapped_hits`)."""
-        found = wrapped_hits(self.prefilter, self._matcher, raw, block, next_start, end)
-        return self._record(state, line_number, found[0], found[1])[0] if found is not None else None
 
     def _record(
         self, state: _Source, line_number: int, text: str, hits: list[Hit], extra: tuple[Support, ...] = ()
