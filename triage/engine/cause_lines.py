@@ -25,8 +25,9 @@ CAUSE_ONLY: frozenset[int] = frozenset()
 """The main ids of a line that only the cause database flagged (a main candidate always has some)."""
 SUPPORTS_CACHE_LIMIT = 20_000
 
-Line = tuple[int, int, "set[int] | frozenset[int] | None", "set[int] | None"]
-"""(start, end, main prefilter ids or CAUSE_ONLY, cause signature ids or None) of a line to match."""
+Line = tuple[int, int, "set[int] | frozenset[int] | None", "set[int] | None", "bytes | None"]
+"""(start, end, main prefilter ids or CAUSE_ONLY, cause signature ids or None, its shape key when
+known) of a line to match."""
 Stretch = tuple[int, int]
 Lead = tuple[int, "frozenset[int] | None"]
 """(line start, the entries with causes whose own line it may be; None: any of them)."""
@@ -42,12 +43,15 @@ class CauseLines:
         self._supports: dict[bytes, tuple[set[int], tuple[Support, ...]]] = {}
         """Digit-masked line -> the cause ids it was matched with and what it supports."""
 
-    def lines(self, block: bytes, stretches: list[Stretch], main: list[Candidate]) -> list[Line]:
-        """The main candidates and the cause lines of the stretches, in block order, one item a line."""
+    def lines(
+        self, block: bytes, stretches: list[Stretch], main: list[Candidate], keys: list[bytes | None] | None = None
+    ) -> list[Line]:
+        """The main candidates (with their shape keys, when known) and the cause lines of the
+        stretches, in block order, one item a line."""
         causes: list[Candidate] = []
         for start, end in stretches:
             causes += self._prefilter.cause_candidates(block, start, end)
-        return merge(main, causes)
+        return merge(main, causes, keys)
 
     def supports(self, key: bytes, raw: bytes, ids: set[int]) -> tuple[Support, ...]:
         """What a line supports, matched once per shape (its digit-masked bytes) and cause ids."""
@@ -71,21 +75,31 @@ class CauseLines:
         return found
 
 
-def leads(block: bytes, main: list[Candidate], shapes: dict[bytes, Shape], with_causes: frozenset[int]) -> list[Lead]:
+def leads(
+    block: bytes, main: list[Candidate], shapes: dict[bytes, Shape], with_causes: frozenset[int]
+) -> tuple[list[Lead], list[bytes | None]]:
     """The main candidates that may be own lines of an entry with causes, and of which: a known
-    shape says; a new one (by its own match, or joined with the next line) may be any entry's."""
+    shape says; a new one (by its own match, or joined with the next line) may be any entry's.
+    And each candidate's shape key (its digit-masked bytes) where one was worked out, for the scan."""
     out: list[Lead] = []
+    keys: list[bytes | None] = []
     for line_start, line_end, ids in main:
+        key = None
         if ids is not None and len(ids) == 1 and CONTEXT in ids:
+            keys.append(key)
             continue  # only shows what was running: never matched
         if ids is not None and line_end - line_start <= MATCH_WINDOW:
-            shape = shapes.get(block[line_start:line_end].translate(DIGITS_TO_ZERO))
+            key = block[line_start:line_end].translate(DIGITS_TO_ZERO)
+            shape = shapes.get(key)
+            keys.append(key)
             if shape is not None and shape.ids == ids:
                 if not with_causes.isdisjoint(shape.primary):
                     out.append((line_start, with_causes.intersection(shape.primary)))
                 continue
+        else:
+            keys.append(key)
         out.append((line_start, None))
-    return out
+    return out, keys
 
 
 class NearLeads:
@@ -126,32 +140,38 @@ class NearLeads:
         line, offset = where
         if not found or offset >= self._kept_from:
             return found
+        if len(found) == 1:  # the usual case, by far
+            return found if self._near(found[0][0], line) else ()
         return tuple(support for support in found if self._near(support[0], line))
 
     def _near(self, entry: int, line: int) -> bool:
-        for lines in (self._any, self._by_entry.get(entry)):
-            if lines:
-                at = bisect_left(lines, line - CAUSE_WINDOW)
-                if at < len(lines) and lines[at] <= line + CAUSE_WINDOW:
-                    return True
-        return False
+        lines = self._by_entry.get(entry)
+        if lines:
+            at = bisect_left(lines, line - CAUSE_WINDOW)
+            if at < len(lines) and lines[at] <= line + CAUSE_WINDOW:
+                return True
+        lines = self._any
+        at = bisect_left(lines, line - CAUSE_WINDOW)
+        return at < len(lines) and lines[at] <= line + CAUSE_WINDOW
 
 
-def merge(main: list[Candidate], causes: list[Candidate]) -> list[Line]:
-    """Both lists (each in block order) as one, a line in both once with both sets of ids."""
+def merge(main: list[Candidate], causes: list[Candidate], keys: list[bytes | None] | None = None) -> list[Line]:
+    """Both lists (each in block order) as one, a line in both once with both sets of ids, and the
+    main candidates' shape keys where known."""
     out: list[Line] = []
+    keys = keys or [None] * len(main)
     position, count = 0, len(main)
     for start, end, ids in causes:
         while position < count and main[position][0] < start:
             line_start, line_end, main_ids = main[position]
-            out.append((line_start, line_end, main_ids, None))
+            out.append((line_start, line_end, main_ids, None, keys[position]))
             position += 1
         if position < count and main[position][0] == start:
-            out.append((start, main[position][1], main[position][2], ids))
+            out.append((start, main[position][1], main[position][2], ids, keys[position]))
             position += 1
         else:
-            out.append((start, end, CAUSE_ONLY, ids))
-    out += [(line_start, line_end, ids, None) for line_start, line_end, ids in main[position:]]
+            out.append((start, end, CAUSE_ONLY, ids, None))
+    out += [(s, e, ids, None, key) for (s, e, ids), key in zip(main[position:], keys[position:])]
     return out
 
 

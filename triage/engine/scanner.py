@@ -186,7 +186,7 @@ class Scanner:
         found, marks = self._lines(state, block, start, end)
         # Line numbers the cause plan already counted, to jump to instead of counting again.
         mark, marks_left = (start, 0), iter(marks)
-        for line_start, line_end, ids, causes in found:
+        for line_start, line_end, ids, causes, known in found:
             raw = block[line_start:line_end]
             if (ids is None or CONTEXT in ids) and (
                 context.lines_seen < CONTEXT_LINES or len(unclaimed.frames) < MAX_FRAMES
@@ -200,7 +200,7 @@ class Scanner:
                     continue
                 ids = CAUSE_ONLY
             long = len(raw) > MATCH_WINDOW
-            key = b"" if long else raw.translate(DIGITS_TO_ZERO)
+            key = known or (b"" if long else raw.translate(DIGITS_TO_ZERO))
             shape = None if long else shapes.get(key)
             if causes is None and shape is not None and shape.ids == ids and shape.quiet:
                 continue  # the hot path on noisy logs: no decoding, no line counting
@@ -215,13 +215,9 @@ class Scanner:
             if long:
                 newly |= self._match_long_line(state, line_number, raw)
             elif shape is not None and shape.ids == ids:
-                where = (line_number, line_start)
-                extra = (
-                    ()
-                    if causes is None or ids is None
-                    else state.near.supports(where, self._cause_lines.supports(key, raw, causes))
-                )
-                self._repeat(shape, state, line_number, raw, extra)
+                extra = self._extra(state, (line_number, line_start), key, raw, causes) if ids is not None else ()
+                if extra or not shape.quiet:
+                    self._repeat(shape, state, line_number, raw, extra)
             else:
                 following = (block, line_end + 1, end) if line_end < end else None
                 newly |= self._match_shape(state, line_number, (raw, key, line_start), ids, causes, following)
@@ -241,8 +237,9 @@ class Scanner:
         main = self.prefilter.candidates(block, start, end)
         if not self._cause_lines.enabled:
             return merge(main, []), []
-        plan = state.near.plan(block, (start, end), leads(block, main, self._shapes, self._with_causes), state.lines)
-        return self._cause_lines.lines(block, plan.stretches, main), plan.marks
+        found, keys = leads(block, main, self._shapes, self._with_causes)
+        plan = state.near.plan(block, (start, end), found, state.lines)
+        return self._cause_lines.lines(block, plan.stretches, main, keys), plan.marks
 
     def _match_shape(
         self,
@@ -257,13 +254,7 @@ class Scanner:
         and cause ids; `following` is (block, start, end) of what follows it, for a message wrapped
         onto the next line."""
         raw, key, offset = line
-        # A line flagged 'try all' (ids None) is matched against cause signatures too.
-        where = (line_number, offset)
-        extra = (
-            ()
-            if causes is None or ids is None
-            else state.near.supports(where, self._cause_lines.supports(key, raw, causes))
-        )
+        extra = self._extra(state, (line_number, offset), key, raw, causes) if ids is not None else ()
         if ids is CAUSE_ONLY:
             # A line only a cause pattern flagged is cause evidence and nothing else: not numbered.
             if extra:
@@ -282,6 +273,13 @@ class Scanner:
         self._remember(key, shape)
         return found_first
 
+    def _extra(
+        self, state: _Source, where: tuple[int, int], key: bytes, raw: bytes, causes: set[int] | None
+    ) -> tuple[Support, ...]:
+        """What a line (its number, its offset in the block) supports by the cause database, of the
+        entries whose leads are near it. A line flagged 'try all' is matched against causes anyway."""
+        return () if causes is None else state.near.supports(where, self._cause_lines.supports(key, raw, causes))
+
     def _remember(self, key: bytes, shape: Shape) -> None:
         if len(self._shapes) >= SHAPE_CACHE_LIMIT:
             self._shapes.clear()
@@ -293,7 +291,7 @@ class Scanner:
         for start in range(0, len(raw), MATCH_WINDOW - overlap):
             window = raw[start : start + MATCH_WINDOW]
             pieces = self._cause_lines.lines(window, [(0, len(window))], self.prefilter.candidates(window))
-            for piece_start, piece_end, ids, causes in pieces:
+            for piece_start, piece_end, ids, causes, _ in pieces:
                 piece = window[piece_start:piece_end]
                 newly |= self._match_shape(
                     state, line_number, (piece, piece.translate(DIGITS_TO_ZERO), 0), ids, causes, None
@@ -327,9 +325,8 @@ class Scanner:
         if kind is None:
             return None
         message = message_of(text)
-        line = EvidenceLine(source=state.name, line=line_number, text=text.strip()[:500], rank=rank_of_line(text))
-        if line.rank is None:
-            line.rank = state.rank
+        rank = rank_of_line(text)
+        line = EvidenceLine(state.name, line_number, text.strip()[:500], state.rank if rank is None else rank)
         self._order += 1
         key = message.translate(DIGITS_TO_ZERO_TEXT)[:200]
         self.unclaimed.add(key, ErrorLine(self._order, kind, line, message))
@@ -390,7 +387,8 @@ class Scanner:
                 self._add_support(support, waited)
 
     def _count_support(self, support: Support, seen: Sighting) -> None:
-        if self._windows.setdefault(support[0], CauseWindow()).near(seen, (support, seen)):
+        window = self._windows.get(support[0]) or self._windows.setdefault(support[0], CauseWindow())
+        if window.near(seen, (support, seen)):
             self._add_support(support, seen)
 
     def _add_support(self, support: Support, seen: Sighting) -> None:
