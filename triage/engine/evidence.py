@@ -35,6 +35,8 @@ class Sighting:
 
     def __init__(self, order: int, source: str, line: int, content: bytes | str, source_rank: int | None) -> None:
         self.order = order
+        """Arrival order of the entries' own lines (and error lines); a line that is only cause
+        evidence shares the order of the numbered line before it, and is listed after it."""
         self.source = source
         self.line = line
         self._content = content
@@ -121,9 +123,8 @@ class EntryEvidence:
         self.support_count += 1
         qualities = self.cause_quality.setdefault(cause, {})
         if index not in qualities and len(self.support) < MAX_SUPPORT_LINES:
-            if all(listed.order != seen.order for listed, _, _ in self.support) and (
-                self.last is None or self.last.order != seen.order
-            ):
+            # The same line, not the same order: cause lines are not numbered (see `Sighting.order`).
+            if all(listed is not seen for listed, _, _ in self.support) and self.last is not seen:
                 self.support.append((seen, cause, index))
         qualities[index] = max(qualities.get(index, 0.0), quality)
 

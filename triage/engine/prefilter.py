@@ -4,6 +4,10 @@ Hyperscan (when installed) scans a whole block for every signature and trigger w
 says which patterns hit which lines. Without it, one Python alternation finds candidate lines and
 every exact signature is tried on them. Either way the matcher confirms each hit with Python's
 `re`, so a prefilter may over-report but never under-report.
+
+Cause-evidence patterns live in a second database: they match healthy chatter (`DataLoader`,
+`Compiling`) and only count near an entry's own lines, so the scanner runs them only over the
+stretches of a log near such lines (see `triage.engine.cause_lines`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ class Prefilter(Protocol):
         """Candidate lines of block[start:end], which begins at a line start; offsets are block's."""
         ...
 
+    def cause_candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
+        """Lines of block[start:end] that cause-evidence signatures may match, with those signatures."""
+        ...
+
 
 def _hyperscan_pattern(pattern: str) -> bytes:
     # Hyperscan has no named groups, and leading or trailing `.*` only multiplies match events.
@@ -60,47 +68,85 @@ class HyperscanPrefilter:
     def __init__(self, kb: CompiledKB) -> None:
         import hyperscan  # deferred: optional dependency, and slow to import when unused
 
-        state = kb.prefilter_state.get(self.name)
-        if state is None:
-            blob, unsupported = self._compile(hyperscan, kb)
-            kb.prefilter_state[self.name] = (blob, unsupported)
-        else:
-            blob, unsupported = state
-        self._db = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK)
-        self._db.scratch = hyperscan.Scratch(self._db)
-        # Patterns hyperscan refuses still get found, by a slower Python pass over the block.
-        self._fallback = _PythonAlternation(unsupported)
+        causes = [i for i in kb.exact if kb.signatures[i].cause is not None]
+        self._main = _HyperscanSet(hyperscan, kb, self.name, _main_patterns(hyperscan, kb), None)
+        self._causes = _HyperscanSet(
+            hyperscan, kb, CAUSES_STATE, _cause_patterns(hyperscan, kb, causes), frozenset(causes)
+        )
 
-    @staticmethod
-    def _compile(hyperscan: Any, kb: CompiledKB) -> tuple[bytes, list[str]]:
-        """Compile every signature and trigger word into one database, serialized for the KB cache."""
-        # MULTILINE: the block holds many lines, and `^`/`$` in a signature mean a line's start and end.
-        common = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY | hyperscan.HS_FLAG_MULTILINE
-        caseless = common | hyperscan.HS_FLAG_CASELESS
-        patterns = [(kb.signatures[i].regex_source or "", i, caseless) for i in kb.exact]
-        patterns += [(p, TRIGGER_OFFSET + n, caseless) for n, p in enumerate(TRIGGER_PATTERNS)]
-        offset = TRIGGER_OFFSET + len(TRIGGER_PATTERNS)
-        patterns += [(p, offset + n, common) for n, p in enumerate(CASE_SENSITIVE_TRIGGERS)]
-        patterns += [(p, CONTEXT_OFFSET + n, caseless) for n, p in enumerate(CONTEXT_TRIGGERS)]
-        compiled = [(_hyperscan_pattern(pattern), ident, flags) for pattern, ident, flags in patterns]
-        refused = set(_refused(hyperscan, compiled))
-        unsupported = [
-            pattern if flags & hyperscan.HS_FLAG_CASELESS else f"(?-i:{pattern})"
-            for (pattern, _, flags), (_, ident, _) in zip(patterns, compiled)
-            if ident in refused
-        ]
-        kept = [item for item in compiled if item[1] not in refused]
-        database = _database(hyperscan, kept)
-        return hyperscan.dumpb(database), unsupported
+    def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
+        return self._main.candidates(block, start, end)
+
+    def cause_candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
+        return self._causes.candidates(block, start, end)
+
+
+CAUSES_STATE = "hyperscan-causes"
+"""The KB cache's name for the cause-evidence database."""
+
+Compilable = tuple[bytes, int, int]
+"""(expression, id, flags) for hyperscan."""
+Pattern = tuple[str, int, int]
+"""(regex, id, flags) before translation for hyperscan."""
+
+
+def _flags(hyperscan: Any) -> tuple[int, int]:
+    # MULTILINE: the block holds many lines, and `^`/`$` in a signature mean a line's start and end.
+    common = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY | hyperscan.HS_FLAG_MULTILINE
+    return common, common | hyperscan.HS_FLAG_CASELESS
+
+
+def _main_patterns(hyperscan: Any, kb: CompiledKB) -> list[Pattern]:
+    """Every entry's own signature, trigger word and context pattern."""
+    common, caseless = _flags(hyperscan)
+    patterns = [(kb.signatures[i].regex_source or "", i, caseless) for i in kb.exact if kb.signatures[i].cause is None]
+    patterns += [(p, TRIGGER_OFFSET + n, caseless) for n, p in enumerate(TRIGGER_PATTERNS)]
+    offset = TRIGGER_OFFSET + len(TRIGGER_PATTERNS)
+    patterns += [(p, offset + n, common) for n, p in enumerate(CASE_SENSITIVE_TRIGGERS)]
+    patterns += [(p, CONTEXT_OFFSET + n, caseless) for n, p in enumerate(CONTEXT_TRIGGERS)]
+    return patterns
+
+
+def _cause_patterns(hyperscan: Any, kb: CompiledKB, causes: list[int]) -> list[Pattern]:
+    _, caseless = _flags(hyperscan)
+    return [(kb.signatures[i].regex_source or "", i, caseless) for i in causes]
+
+
+class _HyperscanSet:
+    """One hyperscan database over some patterns, and a Python pass for those it refuses."""
+
+    def __init__(
+        self, hyperscan: Any, kb: CompiledKB, name: str, patterns: list[Pattern], fallback_ids: frozenset[int] | None
+    ) -> None:
+        state = kb.prefilter_state.get(name)
+        if state is None:
+            state = _compile(hyperscan, patterns)
+            kb.prefilter_state[name] = state
+        blob, unsupported = state
+        self._db = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK) if blob else None
+        if self._db is not None:
+            self._db.scratch = hyperscan.Scratch(self._db)
+        # Patterns hyperscan refuses still get found, by a slower Python pass over the block.
+        self._fallback = _PythonAlternation(unsupported, fallback_ids)
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         end = len(block) if end is None else end
+        out = self._scan(block, start, end) if self._db is not None else []
+        extra = self._fallback.candidates(block, start, end)
+        if not extra:
+            return out
+        merged = {candidate[0]: candidate for candidate in out}
+        for candidate in extra:
+            merged[candidate[0]] = candidate
+        return [merged[line_start] for line_start in sorted(merged)]
+
+    def _scan(self, block: bytes, start: int, end: int) -> list[Candidate]:
         events: list[tuple[int, int]] = []
         append = events.append
         # A memoryview scans the range without copying it: blocks are megabytes.
         view = memoryview(block)[start:end]
         # hyperscan types `scan` as taking bytes or str; its C scanner reads any buffer, a memoryview too.
-        self._db.scan(view, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))  # type: ignore[type-var]
+        self._db.scan(view, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))  # type: ignore[union-attr]
         events.sort()  # block mode reports by end offset already; this keeps the grouping safe regardless
         out: list[Candidate] = []
         line_end = -1
@@ -116,17 +162,20 @@ class HyperscanPrefilter:
                 ids = set()
                 out.append((rfind(b"\n", start, last) + 1 or start, line_end, ids))
             ids.add(ident if ident < CONTEXT_OFFSET else TRIGGER if ident >= TRIGGER_OFFSET else CONTEXT)
-        extra = self._fallback.candidates(block, start, end)
-        if not extra:
-            return out
-        merged = {candidate[0]: candidate for candidate in out}
-        for candidate in extra:
-            merged[candidate[0]] = candidate
-        return [merged[line_start] for line_start in sorted(merged)]
+        return out
 
 
-Compilable = tuple[bytes, int, int]
-"""(expression, id, flags) for hyperscan."""
+def _compile(hyperscan: Any, patterns: list[Pattern]) -> tuple[bytes, list[str]]:
+    """Compile patterns into one database, serialized for the KB cache (empty bytes when none is left)."""
+    compiled = [(_hyperscan_pattern(pattern), ident, flags) for pattern, ident, flags in patterns]
+    refused = set(_refused(hyperscan, compiled)) if compiled else set()
+    unsupported = [
+        pattern if flags & hyperscan.HS_FLAG_CASELESS else f"(?-i:{pattern})"
+        for (pattern, _, flags), (_, ident, _) in zip(patterns, compiled)
+        if ident in refused
+    ]
+    kept = [item for item in compiled if item[1] not in refused]
+    return (hyperscan.dumpb(_database(hyperscan, kept)) if kept else b""), unsupported
 
 
 def _database(hyperscan: Any, items: list[Compilable]) -> Any:
@@ -154,7 +203,9 @@ def _refused(hyperscan: Any, items: list[Compilable]) -> list[int]:
 
 
 class _PythonAlternation:
-    def __init__(self, patterns: list[str]) -> None:
+    def __init__(self, patterns: list[str], ids: frozenset[int] | None = None) -> None:
+        self._ids = ids
+        """What a line it finds may match: None for 'try all'."""
         self._regex = (
             re.compile(
                 "|".join(f"(?:{_hyperscan_pattern(p).decode()})" for p in patterns).encode(),
@@ -170,7 +221,9 @@ class _PythonAlternation:
         end = len(block) if end is None else end
         offsets: dict[int, set[int] | None] = {}
         for match in self._regex.finditer(block, start, end):
-            offsets[block.rfind(b"\n", start, match.start()) + 1 or start] = None
+            offsets[block.rfind(b"\n", start, match.start()) + 1 or start] = (
+                None if self._ids is None else set(self._ids)
+            )
         return _lines_of(block, offsets, end)
 
 
@@ -178,12 +231,17 @@ class PythonPrefilter:
     name = "re"
 
     def __init__(self, kb: CompiledKB) -> None:
-        patterns = [kb.signatures[i].regex_source or "" for i in kb.exact]
+        own = [kb.signatures[i].regex_source or "" for i in kb.exact if kb.signatures[i].cause is None]
         cased = [f"(?-i:{pattern})" for pattern in CASE_SENSITIVE_TRIGGERS]
-        self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS) + cased + list(CONTEXT_TRIGGERS))
+        self._alternation = _PythonAlternation(own + list(TRIGGER_PATTERNS) + cased + list(CONTEXT_TRIGGERS))
+        causes = [i for i in kb.exact if kb.signatures[i].cause is not None]
+        self._causes = _PythonAlternation([kb.signatures[i].regex_source or "" for i in causes], frozenset(causes))
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         return self._alternation.candidates(block, start, end)
+
+    def cause_candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
+        return self._causes.candidates(block, start, end)
 
 
 def build_prefilter(kb: CompiledKB, *, prefer: str | None = None) -> Prefilter:

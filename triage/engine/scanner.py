@@ -6,11 +6,10 @@ values, plus a cache of fuzzy verdicts per distinct line template.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
+from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, Line, NearLeads, leads, merge
 from triage.engine.compiled import CompiledKB
 from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
@@ -23,19 +22,16 @@ from triage.engine.rank import build_result
 from triage.engine.job_ranks import rank_of_line, rank_of_source
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
-from triage.engine.unclaimed import MAX_FRAMES, TAIL_LINES, ErrorLine, UnclaimedErrors
+from triage.engine.shapes import MATCH_WINDOW, Shape, Support
+from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
+from triage.engine.wrapped import wrapped_hits
 from triage.results import EvidenceLine, ScanResult
 
 MAX_LINE = 1 << 20
 """A line longer than this is cut and matched in pieces, so one 30 MB line cannot exhaust memory."""
-MATCH_WINDOW = 16 * 1024
-"""Candidate lines longer than this are matched window by window."""
-TAIL_BYTES = 4096
 SHAPE_CACHE_LIMIT = 20_000
 """Distinct line shapes remembered; a log of millions of distinct error lines starts over when full."""
 CONTEXT_ONLY: frozenset[int] | set[int] = frozenset({CONTEXT})
-_CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
-"""What a wrapped line starts with before the rest of the message: indentation, a rank prefix."""
 
 
 @dataclass
@@ -46,31 +42,7 @@ class _Source:
     lines: int = 0
     tail: bytes = b""
     """The last bytes seen: where the log ended."""
-
-
-_Support = tuple[int, str, int, float, dict[str, Any]]
-"""(entry, cause id, signature index, quality, extracted values) of a line's evidence for a cause."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    """What a line of one shape (its bytes with digits masked) matched, under the prefilter ids it
-    was matched with: its repeats only bump counters."""
-
-    ids: set[int] | frozenset[int] | None
-    primary: tuple[int, ...]
-    """Entries whose own signatures it matched."""
-    supports: tuple[_Support, ...]
-    unclaimed: ErrorLine | None
-    """The safety net's record of it, when it is an error line no specific entry claimed."""
-
-    matched: bool = field(init=False)
-    quiet: bool = field(init=False)
-    """Nothing to count: its repeats are skipped without even counting their line numbers."""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "matched", bool(self.primary or self.supports))
-        object.__setattr__(self, "quiet", not self.matched and self.unclaimed is None)
+    near: NearLeads = field(default_factory=NearLeads)
 
 
 class Scanner:
@@ -88,11 +60,12 @@ class Scanner:
         self._sources: dict[str, _Source] = {}
         self._order = 0
         self._matcher = LineMatcher(kb)
-        self._shapes: dict[bytes, _Shape] = {}
+        self._shapes: dict[bytes, Shape] = {}
         """Digit-masked line -> what it matched: a warning repeated a million times is decoded and
         matched once, its repeats only counted (or, when it matched nothing, skipped)."""
         self._windows: dict[int, CauseWindow] = {}
         self._with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
+        self._cause_lines = CauseLines(kb, self.prefilter, self._matcher)
         self._started = time.perf_counter()
 
     # -- input ---------------------------------------------------------------------------------
@@ -187,10 +160,7 @@ class Scanner:
     def _note_tails(self) -> None:
         for state in self._sources.values():
             if state.tail:
-                raws = state.tail.splitlines()[1 if len(state.tail) >= TAIL_BYTES else 0 :]  # the first may be cut
-                last = state.lines + (1 if state.pending else 0)
-                numbered = [(last - len(raws) + 1 + n, decode_line(raw)) for n, raw in enumerate(raws) if raw.strip()]
-                self.unclaimed.tails[state.name] = numbered[-TAIL_LINES:]
+                self.unclaimed.tails[state.name] = numbered_tail(state.tail, state.lines + (1 if state.pending else 0))
 
     def _source(self, name: str) -> _Source:
         state = self._sources.get(name)
@@ -213,7 +183,10 @@ class Scanner:
         shapes = self._shapes
         context = self.context
         unclaimed = self.unclaimed
-        for line_start, line_end, ids in self.prefilter.candidates(block, start, end):
+        found, marks = self._lines(state, block, start, end)
+        # Line numbers the cause plan already counted, to jump to instead of counting again.
+        mark, marks_left = (start, 0), iter(marks)
+        for line_start, line_end, ids, causes, known in found:
             raw = block[line_start:line_end]
             if (ids is None or CONTEXT in ids) and (
                 context.lines_seen < CONTEXT_LINES or len(unclaimed.frames) < MAX_FRAMES
@@ -225,37 +198,91 @@ class Scanner:
                     number = state.lines + newlines_before + block.count(b"\n", position, line_start) + 1
                     unclaimed.note_frame(text, (state.name, number))
             if ids == CONTEXT_ONLY:
-                continue
+                if causes is None:
+                    continue
+                ids = CAUSE_ONLY
             long = len(raw) > MATCH_WINDOW
-            key = b"" if long else raw.translate(DIGITS_TO_ZERO)
+            key = known or (b"" if long else raw.translate(DIGITS_TO_ZERO))
             shape = None if long else shapes.get(key)
-            if shape is not None and shape.ids == ids and shape.quiet:
+            if causes is None and shape is not None and shape.ids == ids and shape.quiet:
                 continue  # the hot path on noisy logs: no decoding, no line counting
             # Line numbers are counted only up to lines that need one; the rest is counted in bulk.
+            while mark[0] <= line_start:
+                if mark[0] > position:
+                    position, newlines_before = mark
+                mark = next(marks_left, (end + 1, 0))
             newlines_before += block.count(b"\n", position, line_start)
             position = line_start
             line_number = state.lines + newlines_before + 1
             if long:
                 newly |= self._match_long_line(state, line_number, raw)
             elif shape is not None and shape.ids == ids:
-                self._repeat(shape, state, line_number, raw)
+                extra = self._extra(state, (line_number, line_start), key, raw, causes) if ids is not None else ()
+                if extra or not shape.quiet:
+                    self._repeat(shape, state, line_number, raw, extra)
             else:
-                shape, found_first = self._match_line(state, line_number, raw, ids)
-                if not shape.matched and line_end < end:
-                    found = self._match_wrapped(state, line_number, raw, block, line_end + 1, end)
-                    if found is not None:
-                        newly |= found
-                        continue  # what the line means depends on the next one: not a shape to remember
-                newly |= found_first
-                self._remember(key, shape)
+                following = (block, line_end + 1, end) if line_end < end else None
+                newly |= self._match_shape(state, line_number, (raw, key, line_start), ids, causes, following)
         if complete:
             # Only the rest of the block is left to count: the lines up to `position` already are.
+            for mark in marks[-1:]:
+                if mark[0] > position:
+                    position, newlines_before = mark
             count = newlines_before + block.count(b"\n", position, end)
             state.lines += count
             self.lines += count
         return newly
 
-    def _remember(self, key: bytes, shape: _Shape) -> None:
+    def _lines(self, state: _Source, block: bytes, start: int, end: int) -> tuple[list[Line], list[tuple[int, int]]]:
+        """The candidate lines of block[start:end], and cause lines where they may count; and
+        (offset, lines before it in the block) of the lines that may lead to cause lines."""
+        main = self.prefilter.candidates(block, start, end)
+        if not self._cause_lines.enabled:
+            return merge(main, []), []
+        found, keys = leads(block, main, self._shapes, self._with_causes)
+        plan = state.near.plan(block, (start, end), found, state.lines)
+        return self._cause_lines.lines(block, plan.stretches, main, keys), plan.marks
+
+    def _match_shape(
+        self,
+        state: _Source,
+        line_number: int,
+        line: tuple[bytes, bytes, int],
+        ids: set[int] | frozenset[int] | None,
+        causes: set[int] | None,
+        following: tuple[bytes, int, int] | None,
+    ) -> set[int]:
+        """Match or count a line (raw bytes, digit-masked key, offset in its block) flagged with main
+        and cause ids; `following` is (block, start, end) of what follows it, for a message wrapped
+        onto the next line."""
+        raw, key, offset = line
+        extra = self._extra(state, (line_number, offset), key, raw, causes) if ids is not None else ()
+        if ids is CAUSE_ONLY:
+            # A line only a cause pattern flagged is cause evidence and nothing else: not numbered.
+            if extra:
+                self._count_supports(extra, Sighting(self._order, state.name, line_number, raw, state.rank))
+            return set()
+        shape = self._shapes.get(key)
+        if shape is not None and shape.ids == ids:
+            self._repeat(shape, state, line_number, raw, extra)
+            return set()
+        shape, found_first = self._match_line(state, line_number, raw, ids, extra)
+        if not (shape.matched or extra) and following is not None:
+            # A message wrapped onto the next line: the line's meaning depends on it, not a shape to remember.
+            wrapped = wrapped_hits(self.prefilter, self._matcher, raw, *following)
+            if wrapped is not None:
+                return self._record(state, line_number, *wrapped)[0]
+        self._remember(key, shape)
+        return found_first
+
+    def _extra(
+        self, state: _Source, where: tuple[int, int], key: bytes, raw: bytes, causes: set[int] | None
+    ) -> tuple[Support, ...]:
+        """What a line (its number, its offset in the block) supports by the cause database, of the
+        entries whose leads are near it. A line flagged 'try all' is matched against causes anyway."""
+        return () if causes is None else state.near.supports(where, self._cause_lines.supports(key, raw, causes))
+
+    def _remember(self, key: bytes, shape: Shape) -> None:
         if len(self._shapes) >= SHAPE_CACHE_LIMIT:
             self._shapes.clear()
         self._shapes[key] = shape
@@ -265,21 +292,22 @@ class Scanner:
         overlap = 512  # so that a message cut by a window edge is still whole in the next window
         for start in range(0, len(raw), MATCH_WINDOW - overlap):
             window = raw[start : start + MATCH_WINDOW]
-            for piece_start, piece_end, ids in self.prefilter.candidates(window):
+            pieces = self._cause_lines.lines(window, [(0, len(window))], self.prefilter.candidates(window))
+            for piece_start, piece_end, ids, causes, _ in pieces:
                 piece = window[piece_start:piece_end]
-                key = piece.translate(DIGITS_TO_ZERO)
-                shape = self._shapes.get(key)
-                if shape is not None and shape.ids == ids:
-                    self._repeat(shape, state, line_number, piece)
-                    continue
-                shape, found_first = self._match_line(state, line_number, piece, ids)
-                newly |= found_first
-                self._remember(key, shape)
+                newly |= self._match_shape(
+                    state, line_number, (piece, piece.translate(DIGITS_TO_ZERO), 0), ids, causes, None
+                )
         return newly
 
     def _match_line(
-        self, state: _Source, line_number: int, raw: bytes, ids: set[int] | frozenset[int] | None
-    ) -> tuple[_Shape, set[int]]:
+        self,
+        state: _Source,
+        line_number: int,
+        raw: bytes,
+        ids: set[int] | frozenset[int] | None,
+        extra: tuple[Support, ...] = (),
+    ) -> tuple[Shape, set[int]]:
         """Match a line of a shape not seen before: what it matched, for its repeats to count, and
         the entries that fired for the first time."""
         self.candidate_lines += 1
@@ -289,62 +317,35 @@ class Scanner:
         # A wrapper's line (EZ9999, ERR00100) may carry the inner message: the safety net may know it.
         if not any(hit.signature.cause is None and not self.kb.entries[hit.signature.entry].generic for hit in hits):
             unclaimed = self._note_unclaimed(state, line_number, text)
-        newly, primary, supports = self._record(state, line_number, text, hits) if hits else (set(), (), ())
-        return _Shape(ids, primary, supports, unclaimed), newly
+        newly, primary, supports = (
+            self._record(state, line_number, text, hits, extra) if hits or extra else (set(), (), ())
+        )
+        return Shape(ids, primary, supports, unclaimed), newly
 
     def _note_unclaimed(self, state: _Source, line_number: int, text: str) -> ErrorLine | None:
         kind = error_kind(text)
         if kind is None:
             return None
         message = message_of(text)
-        line = EvidenceLine(source=state.name, line=line_number, text=text.strip()[:500], rank=rank_of_line(text))
-        if line.rank is None:
-            line.rank = state.rank
+        rank = rank_of_line(text)
+        line = EvidenceLine(state.name, line_number, text.strip()[:500], state.rank if rank is None else rank)
         self._order += 1
         key = message.translate(DIGITS_TO_ZERO_TEXT)[:200]
         self.unclaimed.add(key, ErrorLine(self._order, kind, line, message))
         return self.unclaimed.by_key.get(key)
 
-    def _match_wrapped(
-        self, state: _Source, line_number: int, raw: bytes, block: bytes, next_start: int, end: int
-    ) -> set[int] | None:
-        """Match a message that a terminal or logger wrapped onto the next line.
-
-        Only hits that need both lines count: an exact match must span the join, a fuzzy one must
-        not match the next line alone (that line is matched on its own anyway).
-        """
-        next_end = block.find(b"\n", next_start, end)
-        next_raw = block[next_start : end if next_end < 0 else next_end]
-        if not next_raw.strip() or len(next_raw) > MATCH_WINDOW:
-            return None
-        head = decode_line(raw).rstrip()
-        tail = _CONTINUATION_PREFIX.sub("", decode_line(next_raw))
-        joined = f"{head} {tail}"
-        # The prefilter names the few signatures worth trying on the joined text, as for any line.
-        candidates = self.prefilter.candidates(joined.encode("utf-8", "replace"))
-        if not candidates:
-            return None
-        hits = [
-            hit
-            for hit in self._matcher.exact(joined, candidates[0][2])
-            if hit.match is not None and hit.match.start() < len(head) < hit.match.end()
-        ]
-        fuzzy = self._matcher.fuzzy(joined)
-        if fuzzy:  # the next line alone is matched only when needed: most joins match nothing
-            alone = {hit.signature.index for hit in self._matcher.fuzzy(tail)}
-            hits += [hit for hit in fuzzy if hit.signature.index not in alone]
-        return self._record(state, line_number, joined, hits)[0] if hits else None
-
     def _record(
-        self, state: _Source, line_number: int, text: str, hits: list[Hit]
-    ) -> tuple[set[int], tuple[int, ...], tuple[_Support, ...]]:
-        """Count a newly shaped matched line for every entry it hit: the newly fired entries, the
-        entries it matched and the causes it supports, for its repeats."""
-        self._order += 1
+        self, state: _Source, line_number: int, text: str, hits: list[Hit], extra: tuple[Support, ...] = ()
+    ) -> tuple[set[int], tuple[int, ...], tuple[Support, ...]]:
+        """Count a newly shaped matched line for every entry it hit, and the `extra` causes the cause
+        database found it supports: the newly fired entries, the entries it matched and the causes
+        its hits support, for its repeats."""
+        if any(hit.signature.cause is None for hit in hits):
+            self._order += 1  # only an entry's own lines are numbered: cause lines are found only near them
         seen = Sighting(self._order, state.name, line_number, text, state.rank)
         newly: set[int] = set()
         primary: dict[int, None] = {}
-        supports: list[_Support] = []
+        supports: list[Support] = []
         for hit in hits:
             signature = hit.signature
             evidence = self.evidence.setdefault(signature.entry, EntryEvidence())
@@ -359,20 +360,27 @@ class Scanner:
                 supports.append((signature.entry, signature.cause, signature.index, hit.quality, values))
         for entry in primary:
             self._count_primary(entry, seen, new_shape=True)
-        for support in supports:
-            self._count_support(support, seen)
+        self._count_supports(supports, seen)
+        self._count_supports(extra, seen)
         return newly, tuple(primary), tuple(supports)
 
-    def _repeat(self, shape: _Shape, state: _Source, line_number: int, raw: bytes) -> None:
+    def _repeat(
+        self, shape: Shape, state: _Source, line_number: int, raw: bytes, extra: tuple[Support, ...] = ()
+    ) -> None:
         """A line of a known shape: bump counters; its text and rank are read only if shown."""
-        self._order += 1
+        if shape.primary or shape.unclaimed is not None:
+            self._order += 1
         seen = Sighting(self._order, state.name, line_number, raw, state.rank)
         for entry in shape.primary:
             self._count_primary(entry, seen, new_shape=False)
-        for support in shape.supports:
-            self._count_support(support, seen)
+        self._count_supports(shape.supports, seen)
+        self._count_supports(extra, seen)
         if shape.unclaimed is not None:
             shape.unclaimed.count += 1
+
+    def _count_supports(self, supports: tuple[Support, ...] | list[Support], seen: Sighting) -> None:
+        for support in supports:
+            self._count_support(support, seen)
 
     def _count_primary(self, entry: int, seen: Sighting, *, new_shape: bool) -> None:
         self.evidence[entry].add_primary(seen, new_shape=new_shape)
@@ -380,11 +388,12 @@ class Scanner:
             for support, waited in self._windows.setdefault(entry, CauseWindow()).note_primary(seen):
                 self._add_support(support, waited)
 
-    def _count_support(self, support: _Support, seen: Sighting) -> None:
-        if self._windows.setdefault(support[0], CauseWindow()).near(seen, (support, seen)):
+    def _count_support(self, support: Support, seen: Sighting) -> None:
+        window = self._windows.get(support[0]) or self._windows.setdefault(support[0], CauseWindow())
+        if window.near(seen, (support, seen)):
             self._add_support(support, seen)
 
-    def _add_support(self, support: _Support, seen: Sighting) -> None:
+    def _add_support(self, support: Support, seen: Sighting) -> None:
         entry, cause, index, quality, values = support
         evidence = self.evidence.setdefault(entry, EntryEvidence())
         evidence.add_support(seen, cause, index, quality)

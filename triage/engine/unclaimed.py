@@ -6,12 +6,15 @@ import re
 from dataclasses import dataclass, field
 
 from triage.engine.error_lines import SALIENCE
+from triage.engine.normalize import decode_line
 from triage.results import EvidenceLine, replace
 
 PER_KIND = 16
 """Distinct lines kept per kind of error: the first ones, since the first failure explains the rest."""
 MAX_FRAMES = 48
 TAIL_LINES = 6
+TAIL_BYTES = 4096
+"""How much of the end of each source is kept, for its last lines."""
 FRAME = re.compile(
     r'File "(?P<file>[^"]+)", line \d+, in (?P<function>\S+)|^\s*(?P<file2>[\w/.-]+\.py):\d+: in (?P<function2>\w+)'
 )
@@ -83,3 +86,11 @@ class UnclaimedErrors:
     def most_telling(self, limit: int = 8) -> list[ErrorLine]:
         """The lines that best say what failed: most telling kind first, then earliest."""
         return sorted(self.by_key.values(), key=lambda e: (-e.salience, e.order))[:limit]
+
+
+def numbered_tail(tail: bytes, last: int) -> list[tuple[int, str]]:
+    """The last lines of a source from its last bytes (the first line may be cut), numbered up to
+    `last`, the number of its last line."""
+    raws = tail.splitlines()[1 if len(tail) >= TAIL_BYTES else 0 :]
+    numbered = [(last - len(raws) + 1 + n, decode_line(raw)) for n, raw in enumerate(raws) if raw.strip()]
+    return numbered[-TAIL_LINES:]

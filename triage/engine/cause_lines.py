@@ -1,0 +1,245 @@
+"""Cause-evidence lines, looked for only where they can count: near lines that may be an entry's own.
+
+A cause's line counts only within `CAUSE_WINDOW` lines of one of its entry's own lines in the same
+source (see `CauseWindow`), and cause patterns (`DataLoader`, `Compiling`, `should be`) also match
+healthy chatter. So their own prefilter database runs only over the stretches of a block within
+that many lines of a line that may be an entry's own, of the lines an earlier block's own line
+still reaches, and of the block's last lines (an own line in the next block may reach back to
+them). Those stretches hold every cause line that can count, and their lines arrive in log order
+with the rest: a cause line outside them could neither count nor displace one that does.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from triage.engine.compiled import CompiledKB
+from triage.engine.evidence import CAUSE_WINDOW
+from triage.engine.matcher import LineMatcher, extract
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
+from triage.engine.prefilter import CONTEXT, Candidate, Prefilter
+from triage.engine.shapes import MATCH_WINDOW, Shape, Support
+
+CAUSE_ONLY: frozenset[int] = frozenset()
+"""The main ids of a line that only the cause database flagged (a main candidate always has some)."""
+SUPPORTS_CACHE_LIMIT = 20_000
+
+Line = tuple[int, int, "set[int] | frozenset[int] | None", "set[int] | None", "bytes | None"]
+"""(start, end, main prefilter ids or CAUSE_ONLY, cause signature ids or None, its shape key when
+known) of a line to match."""
+Stretch = tuple[int, int]
+Lead = tuple[int, "frozenset[int] | None"]
+"""(line start, the entries with causes whose own line it may be; None: any of them)."""
+
+
+class CauseLines:
+    """Finds the cause-evidence lines of a block's stretches and what each supports, by line shape."""
+
+    def __init__(self, kb: CompiledKB, prefilter: Prefilter, matcher: LineMatcher) -> None:
+        self.enabled = any(kb.signatures[i].cause is not None for i in kb.exact)
+        self._prefilter = prefilter
+        self._matcher = matcher
+        self._supports: dict[bytes, tuple[set[int], tuple[Support, ...]]] = {}
+        """Digit-masked line -> the cause ids it was matched with and what it supports."""
+
+    def lines(
+        self, block: bytes, stretches: list[Stretch], main: list[Candidate], keys: list[bytes | None] | None = None
+    ) -> list[Line]:
+        """The main candidates (with their shape keys, when known) and the cause lines of the
+        stretches, in block order, one item a line."""
+        causes: list[Candidate] = []
+        for start, end in stretches:
+            causes += self._prefilter.cause_candidates(block, start, end)
+        return merge(main, causes, keys)
+
+    def supports(self, key: bytes, raw: bytes, ids: set[int]) -> tuple[Support, ...]:
+        """What a line supports, matched once per shape (its digit-masked bytes) and cause ids."""
+        known = self._supports.get(key)
+        if known is not None and known[0] == ids:
+            return known[1]
+        text = decode_line(raw)
+        found = tuple(
+            (
+                hit.signature.entry,
+                hit.signature.cause or "",
+                hit.signature.index,
+                hit.quality,
+                extract(hit.signature, text, hit.match),
+            )
+            for hit in self._matcher.exact(text, ids)
+        )
+        if len(self._supports) >= SUPPORTS_CACHE_LIMIT:
+            self._supports.clear()
+        self._supports[key] = (ids, found)
+        return found
+
+
+def leads(
+    block: bytes, main: list[Candidate], shapes: dict[bytes, Shape], with_causes: frozenset[int]
+) -> tuple[list[Lead], list[bytes | None]]:
+    """The main candidates that may be own lines of an entry with causes, and of which: a known
+    shape says; a new one (by its own match, or joined with the next line) may be any entry's.
+    And each candidate's shape key (its digit-masked bytes) where one was worked out, for the scan."""
+    out: list[Lead] = []
+    keys: list[bytes | None] = []
+    for line_start, line_end, ids in main:
+        key = None
+        if ids is not None and len(ids) == 1 and CONTEXT in ids:
+            keys.append(key)
+            continue  # only shows what was running: never matched
+        if ids is not None and line_end - line_start <= MATCH_WINDOW:
+            key = block[line_start:line_end].translate(DIGITS_TO_ZERO)
+            shape = shapes.get(key)
+            keys.append(key)
+            if shape is not None and shape.ids == ids:
+                if not with_causes.isdisjoint(shape.primary):
+                    out.append((line_start, with_causes.intersection(shape.primary)))
+                continue
+        else:
+            keys.append(key)
+        out.append((line_start, None))
+    return out, keys
+
+
+class NearLeads:
+    """Where the leads of one source were, by entry, as far as they reach: a cause line that no lead
+    of its entry is near cannot count, and is dropped before it costs a sighting."""
+
+    def __init__(self) -> None:
+        self._until = 0
+        """The last line number an earlier block's lead reaches."""
+        self._any: list[int] = []
+        """Line numbers of leads that may be any entry's (and the last one of earlier blocks)."""
+        self._by_entry: dict[int, list[int]] = {}
+        self._kept_from = 0
+        """Lines from this offset of the block on are kept whatever they support: the next block's
+        leads may reach them."""
+
+    def plan(self, block: bytes, span: tuple[int, int], found: list[Lead], lines_before: int) -> Plan:
+        """Where to look for cause lines in block[start:end], the next block of the source, after
+        `lines_before` lines of it."""
+        start, end = span
+        plan = stretches(block, start, end, [lead for lead, _ in found], self._until - lines_before)
+        self._any = self._any[-1:]
+        self._by_entry = {entry: lines[-1:] for entry, lines in self._by_entry.items()}
+        for (_, entries), (_, line) in zip(found, plan.marks):
+            if entries is None:
+                self._any.append(lines_before + 1 + line)
+            else:
+                for entry in entries:
+                    self._by_entry.setdefault(entry, []).append(lines_before + 1 + line)
+        if plan.marks:
+            self._until = lines_before + 1 + plan.marks[-1][1] + CAUSE_WINDOW
+        self._kept_from = plan.tail
+        return plan
+
+    def supports(self, where: tuple[int, int], found: tuple[Support, ...]) -> tuple[Support, ...]:
+        """Of what a line (its number, its offset in the block) supports, what a lead of the same
+        entry is near enough to count."""
+        line, offset = where
+        if not found or offset >= self._kept_from:
+            return found
+        if len(found) == 1:  # the usual case, by far
+            return found if self._near(found[0][0], line) else ()
+        return tuple(support for support in found if self._near(support[0], line))
+
+    def _near(self, entry: int, line: int) -> bool:
+        lines = self._by_entry.get(entry)
+        if lines:
+            at = bisect_left(lines, line - CAUSE_WINDOW)
+            if at < len(lines) and lines[at] <= line + CAUSE_WINDOW:
+                return True
+        lines = self._any
+        at = bisect_left(lines, line - CAUSE_WINDOW)
+        return at < len(lines) and lines[at] <= line + CAUSE_WINDOW
+
+
+def merge(main: list[Candidate], causes: list[Candidate], keys: list[bytes | None] | None = None) -> list[Line]:
+    """Both lists (each in block order) as one, a line in both once with both sets of ids, and the
+    main candidates' shape keys where known."""
+    out: list[Line] = []
+    keys = keys or [None] * len(main)
+    position, count = 0, len(main)
+    for start, end, ids in causes:
+        while position < count and main[position][0] < start:
+            line_start, line_end, main_ids = main[position]
+            out.append((line_start, line_end, main_ids, None, keys[position]))
+            position += 1
+        if position < count and main[position][0] == start:
+            out.append((start, main[position][1], main[position][2], ids, keys[position]))
+            position += 1
+        else:
+            out.append((start, end, CAUSE_ONLY, ids, None))
+    out += [(s, e, ids, None, key) for (s, e, ids), key in zip(main[position:], keys[position:])]
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where in a block to look for cause lines."""
+
+    stretches: list[Stretch]
+    marks: list[tuple[int, int]]
+    """(offset, how many lines after the block's first it is) of each lead."""
+    tail: int
+    """Where the block's last lines begin (kept whatever they support)."""
+
+
+def stretches(block: bytes, start: int, end: int, leads: list[int], carry: int) -> Plan:
+    """The stretches of block[start:end] to look for cause lines in.
+
+    leads: line starts, in order, of lines that may be an entry's own; carry: how many of the
+    block's first lines an earlier block's own line still reaches.
+    """
+    found: list[Stretch] = []
+    if carry > 0:
+        found.append((start, _forward(block, start, carry - 1, end)))
+    line, position = 0, start
+    first = previous = -1
+    marks = []
+    for lead in leads:
+        gap = block.count(b"\n", position, lead)
+        line, position = line + gap, lead
+        marks.append((lead, line))
+        if first >= 0 and gap > 2 * CAUSE_WINDOW:
+            found.append((_back(block, first, CAUSE_WINDOW, start), _forward(block, previous, CAUSE_WINDOW, end)))
+            first = -1
+        if first < 0:
+            first = lead
+        previous = lead
+    if first >= 0:
+        found.append((_back(block, first, CAUSE_WINDOW, start), _forward(block, previous, CAUSE_WINDOW, end)))
+    last_line = block.rfind(b"\n", start, end - 1) + 1 or start
+    tail = _back(block, last_line, CAUSE_WINDOW, start)
+    found.append((tail, end))
+    return Plan(_union(found), marks, tail)
+
+
+def _forward(block: bytes, position: int, lines: int, end: int) -> int:
+    """Where the line `lines` lines after the one starting at `position` ends (past its newline)."""
+    for _ in range(lines + 1):
+        newline = block.find(b"\n", position, end)
+        if newline < 0:
+            return end
+        position = newline + 1
+    return position
+
+
+def _back(block: bytes, position: int, lines: int, floor: int) -> int:
+    """Where the line `lines` lines before the one starting at `position` starts (not before floor)."""
+    for _ in range(lines):
+        if position <= floor:
+            return floor
+        position = block.rfind(b"\n", floor, position - 1) + 1 or floor
+    return position
+
+
+def _union(found: list[Stretch]) -> list[Stretch]:
+    out: list[Stretch] = []
+    for start, end in sorted(found):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out

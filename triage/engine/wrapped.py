@@ -1,0 +1,47 @@
+"""Messages that a terminal or logger wrapped onto the next line."""
+
+from __future__ import annotations
+
+import re
+
+from triage.engine.matcher import Hit, LineMatcher
+from triage.engine.normalize import decode_line
+from triage.engine.prefilter import Prefilter
+from triage.engine.shapes import MATCH_WINDOW
+
+_CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
+"""What a wrapped line starts with before the rest of the message: indentation, a rank prefix."""
+
+
+def wrapped_hits(
+    prefilter: Prefilter, matcher: LineMatcher, raw: bytes, block: bytes, next_start: int, end: int
+) -> tuple[str, list[Hit]] | None:
+    """The joined text of a line and the next one in block[next_start:end], and the hits that need
+    both lines: an exact match must span the join, a fuzzy one must not match the next line alone
+    (that line is matched on its own anyway). None when nothing needs both.
+    """
+    next_end = block.find(b"\n", next_start, end)
+    next_raw = block[next_start : end if next_end < 0 else next_end]
+    if not next_raw.strip() or len(next_raw) > MATCH_WINDOW:
+        return None
+    head = decode_line(raw).rstrip()
+    tail = _CONTINUATION_PREFIX.sub("", decode_line(next_raw))
+    joined = f"{head} {tail}"
+    # The prefilters name the few signatures worth trying on the joined text, as for any line.
+    encoded = joined.encode("utf-8", "replace")
+    found = [ids for _, _, ids in prefilter.candidates(encoded) + prefilter.cause_candidates(encoded)]
+    if not found:
+        return None
+    ids: set[int] | None = set()
+    for some in found:
+        ids = None if ids is None or some is None else ids | some
+    hits = [
+        hit
+        for hit in matcher.exact(joined, ids)
+        if hit.match is not None and hit.match.start() < len(head) < hit.match.end()
+    ]
+    fuzzy = matcher.fuzzy(joined)
+    if fuzzy:  # the next line alone is matched only when needed: most joins match nothing
+        alone = {hit.signature.index for hit in matcher.fuzzy(tail)}
+        hits += [hit for hit in fuzzy if hit.signature.index not in alone]
+    return (joined, hits) if hits else None
