@@ -39,7 +39,7 @@ WORD_WEIGHT = 1.0
 FRAME_WEIGHT = 0.3
 """A family's words in the traceback frames."""
 STALL_LINES = 2
-SECOND_GUESS_SHARE = 0.5
+SECOND_GUESS_SHARE = 0.3
 """The runner-up is reported when its share of the vote is at least this fraction of the winner's."""
 _QUERY_NOISE = re.compile(r"<[a-z]+>|['\"`]|\s+")
 
