@@ -23,6 +23,9 @@ signatures:
   - regex: 'aclnnFooGrad failed: tiling'
     weight: 2.0
 related: [npu-out-of-memory]
+fixes:
+  - title: Split the batch so the tiling fits
+    confirmed_by: [https://github.com/example/repo/issues/1]
 """
 
 
@@ -42,6 +45,17 @@ def test_json_carries_status_and_related(scanned, capsys):
     assert main(["scan", "--json", "--no-shipped-kb", "--kb", str(kb), str(log)]) == 1
     (diagnosis,) = json.loads(capsys.readouterr().out)["diagnoses"]
     assert (diagnosis["status"], diagnosis["related"]) == ("draft", ["npu-out-of-memory"])
+    assert diagnosis["fixes"][0]["confirmed_by"] == ["https://github.com/example/repo/issues/1"]
+
+
+def test_report_and_verbose_output_cite_where_a_fix_was_confirmed(scanned, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")
+    kb, log = scanned
+    main(["scan", "--verbose", "--no-shipped-kb", "--kb", str(kb), str(log)])
+    assert "confirmed in https://github.com/example/repo/issues/1" in capsys.readouterr().out
+    report = kb.parent / "report.md"
+    main(["scan", "--no-shipped-kb", "--kb", str(kb), "--report", str(report), str(log)])
+    assert "Confirmed in: https://github.com/example/repo/issues/1" in report.read_text()
 
 
 def test_human_output_says_a_draft_ranks_lower(scanned, capsys, monkeypatch):

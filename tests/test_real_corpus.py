@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
 from tests.conftest import ROOT
 from triage.engine.context import JobContext
@@ -101,3 +102,21 @@ def test_neighbours_file_is_current():
         [sys.executable, str(ROOT / "scripts" / "build_neighbours.py"), "--check"], capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_fix_cites_as_confirmed_only_threads_that_confirm_it():
+    """`confirmed_by` is a fix's proof: a corpus thread cited there must be one whose fix is confirmed."""
+    rows = yaml.safe_load((CORPUS / "cases.yaml").read_text(encoding="utf-8"))
+    unconfirmed = {_thread(row["source"]) for row in rows if not row.get("fix_confirmed")}
+    wrong = [
+        f"{path.name}: {url}"
+        for path in sorted((ROOT / "kb").rglob("*.yaml"))
+        for fix in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("fixes") or []
+        for url in fix.get("confirmed_by") or []
+        if _thread(url) in unconfirmed
+    ]
+    assert not wrong, wrong
+
+
+def _thread(url: str) -> str:
+    return url.strip().rstrip("/").lower()

@@ -124,6 +124,8 @@ def _diagnosis_section(position: int, diagnosis: Diagnosis) -> list[str]:
             lines.append(f"{number}. {'(to confirm) ' if fix.kind == 'diagnostic' else ''}{fix.title}")
             if fix.description:
                 lines.append(f"   {fix.description.strip()}")
+            if fix.confirmed_by:
+                lines.append(f"   Confirmed in: {', '.join(fix.confirmed_by)}")
             body = fix_text(fix)
             if body:
                 language = fix.code.language if fix.code is not None and not (fix.env or fix.commands) else "bash"

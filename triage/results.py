@@ -73,6 +73,8 @@ class FixResult:
     commands: list[str] = field(default_factory=list)
     kind: Literal["fix", "diagnostic"] = "fix"
     """`diagnostic`: a way to confirm the cause or learn more, shown after the fixes ("to confirm")."""
+    confirmed_by: list[str] = field(default_factory=list)
+    """Threads or documents where this fix was confirmed to work."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FixResult:

@@ -21,7 +21,7 @@ def order_fixes(
     kept: list[tuple[tuple[int, float, int, int], FixResult]] = []
     notes: list[str] = []
     for position, fix in enumerate(fixes):
-        result = FixResult.from_json({k: v for k, v in fix.items() if k not in ("applies_to", "confirmed_by")})
+        result = FixResult.from_json({k: v for k, v in fix.items() if k != "applies_to"})
         applies_to = {k: v for k, v in (fix.get("applies_to") or {}).items() if v}
         fits = context.fits(applies_to) if applies_to else None
         if fits is False:

@@ -38,6 +38,9 @@ def fix_renderable(
     shell = [f"export {name}={value}" for name, value in fix.env.items()] + [f"$ {command}" for command in fix.commands]
     if shell:
         parts.append(code_block("\n".join(shell), "bash", theme))
+    if fix.confirmed_by and full:
+        more = f" (+{len(fix.confirmed_by) - 1} more)" if len(fix.confirmed_by) > 1 else ""
+        parts.append(Text(f"confirmed in {fix.confirmed_by[0]}{more}", style="dim"))
     if fix.code is not None:
         shown = (
             (("before:", fix.code.before), ("after:", fix.code.after)) if full else (("change to:", fix.code.after),)
