@@ -189,3 +189,21 @@ def test_draft_ranks_below_a_curated_entry_on_the_same_line(tmp_path):
     scanner = Scanner(kb)
     scanner.feed_text(line, "x.log")
     assert [d.id for d in scanner.result().diagnoses] == ["curated-one", "draft-one"]
+
+
+def test_a_pattern_hyperscan_refuses_is_still_found(tmp_path):
+    from triage.engine.compiled import compile_kb
+    from triage.engine.prefilter import HyperscanPrefilter
+    from triage.kb.loader import load_kb
+
+    kb_dir = tmp_path / "kb" / "other"
+    kb_dir.mkdir(parents=True)
+    entry = (
+        "id: huge-repeat\ntitle: t\ncategory: other\nseverity: error\nsummary: s\n"
+        "signatures:\n  - regex: 'frobnicate x{0,100000}zork'\n    weight: 2.0\n"
+    )
+    (kb_dir / "huge-repeat.yaml").write_text(entry)
+    kb = compile_kb(load_kb([tmp_path / "kb"])[0])
+    block = b"noise\nfrobnicate xxzork\nmore noise\n"
+    # Hyperscan refuses a bounded repeat this large; the Python pass finds its line instead.
+    assert HyperscanPrefilter(kb).candidates(block) == [(6, 22, None)]

@@ -168,7 +168,12 @@ class _HyperscanSet:
 def _compile(hyperscan: Any, patterns: list[Pattern]) -> tuple[bytes, list[str]]:
     """Compile patterns into one database, serialized for the KB cache (empty bytes when none is left)."""
     compiled = [(_hyperscan_pattern(pattern), ident, flags) for pattern, ident, flags in patterns]
-    refused = set(_refused(hyperscan, compiled)) if compiled else set()
+    if not compiled:
+        return b"", []
+    try:
+        return hyperscan.dumpb(_database(hyperscan, compiled)), []  # the usual case: one compile
+    except hyperscan.error:
+        refused = set(_refused(hyperscan, compiled))
     unsupported = [
         pattern if flags & hyperscan.HS_FLAG_CASELESS else f"(?-i:{pattern})"
         for (pattern, _, flags), (_, ident, _) in zip(patterns, compiled)
@@ -190,8 +195,8 @@ def _database(hyperscan: Any, items: list[Compilable]) -> Any:
 
 
 def _refused(hyperscan: Any, items: list[Compilable]) -> list[int]:
-    """Ids of the expressions hyperscan cannot compile, found by halving: one database compile when
-    all are fine (the usual case), a few more per refused pattern, instead of one per pattern."""
+    """Ids of the expressions hyperscan cannot compile, found by halving: a few compiles per refused
+    pattern instead of one per pattern."""
     try:
         _database(hyperscan, items)
         return []
