@@ -207,3 +207,14 @@ def test_a_pattern_hyperscan_refuses_is_still_found(tmp_path):
     block = b"noise\nfrobnicate xxzork\nmore noise\n"
     # Hyperscan refuses a bounded repeat this large; the Python pass finds its line instead.
     assert HyperscanPrefilter(kb).candidates(block) == [(6, 23, None)]
+
+
+def test_a_chunk_is_scanned_in_line_aligned_slices():
+    from triage.engine.slices import line_slices
+
+    data = b"aaaa\nbb\n" + b"c" * 30 + b"\nd\n"
+    slices = list(line_slices(data, 0, len(data), size=8))
+    assert slices[0] == (0, 8) and slices[-1][1] == len(data)
+    assert all(data[stop - 1 : stop] == b"\n" for _, stop in slices)
+    assert b"".join(data[a:b] for a, b in slices) == data
+    assert (8, 39) in slices  # a line longer than a slice is one slice

@@ -23,6 +23,7 @@ from triage.engine.job_ranks import rank_of_line, rank_of_source
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
+from triage.engine.slices import line_slices
 from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
 from triage.engine.wrapped import wrapped_hits
 from triage.results import EvidenceLine, ScanResult
@@ -88,11 +89,9 @@ class Scanner:
             newly |= self._scan_block(state, head, 0, len(head), complete=True)
             start = first + 1
         cut = data.rfind(b"\n", start)
-        if cut < 0:
-            state.pending = data[start:]
-            return newly | self._cut_overlong(state)
-        newly |= self._scan_block(state, data, start, cut + 1, complete=True)
-        state.pending = data[cut + 1 :]
+        for begin, stop in line_slices(data, start, cut + 1):  # nothing when the chunk holds no line end
+            newly |= self._scan_block(state, data, begin, stop, complete=True)
+        state.pending = data[cut + 1 :] if cut >= 0 else data[start:]
         return newly | self._cut_overlong(state)
 
     def finish(self, source: str = "-") -> set[int]:
