@@ -194,3 +194,12 @@ class CauseWindow:
 
 def _same_rank(a: int | None, b: int | None) -> bool:
     return a is None or b is None or a == b
+
+
+class CauseWindows(dict[int, CauseWindow]):
+    """Each entry's CauseWindow, made on first use (looked up on every cause line, so not built and
+    dropped there as `setdefault` would)."""
+
+    def __missing__(self, entry: int) -> CauseWindow:
+        window = self[entry] = CauseWindow()
+        return window

@@ -68,8 +68,8 @@ class HyperscanPrefilter:
     def __init__(self, kb: CompiledKB) -> None:
         import hyperscan  # deferred: optional dependency, and slow to import when unused
 
-        causes = [i for i in kb.exact if kb.signatures[i].cause is not None]
-        self._main = _HyperscanSet(hyperscan, kb, self.name, _main_patterns(hyperscan, kb), None)
+        own, causes = _own_and_cause(kb)
+        self._main = _HyperscanSet(hyperscan, kb, self.name, _main_patterns(hyperscan, kb, own), None)
         self._causes = _HyperscanSet(
             hyperscan, kb, CAUSES_STATE, _cause_patterns(hyperscan, kb, causes), frozenset(causes)
         )
@@ -90,16 +90,22 @@ Pattern = tuple[str, int, int]
 """(regex, id, flags) before translation for hyperscan."""
 
 
+def _own_and_cause(kb: CompiledKB) -> tuple[list[int], list[int]]:
+    """The exact signatures that match an entry's own lines, and those that are cause evidence."""
+    own = [i for i in kb.exact if kb.signatures[i].cause is None]
+    return own, [i for i in kb.exact if kb.signatures[i].cause is not None]
+
+
 def _flags(hyperscan: Any) -> tuple[int, int]:
     # MULTILINE: the block holds many lines, and `^`/`$` in a signature mean a line's start and end.
     common = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY | hyperscan.HS_FLAG_MULTILINE
     return common, common | hyperscan.HS_FLAG_CASELESS
 
 
-def _main_patterns(hyperscan: Any, kb: CompiledKB) -> list[Pattern]:
+def _main_patterns(hyperscan: Any, kb: CompiledKB, own: list[int]) -> list[Pattern]:
     """Every entry's own signature, trigger word and context pattern."""
     common, caseless = _flags(hyperscan)
-    patterns = [(kb.signatures[i].regex_source or "", i, caseless) for i in kb.exact if kb.signatures[i].cause is None]
+    patterns = [(kb.signatures[i].regex_source or "", i, caseless) for i in own]
     patterns += [(p, TRIGGER_OFFSET + n, caseless) for n, p in enumerate(TRIGGER_PATTERNS)]
     offset = TRIGGER_OFFSET + len(TRIGGER_PATTERNS)
     patterns += [(p, offset + n, common) for n, p in enumerate(CASE_SENSITIVE_TRIGGERS)]
@@ -236,10 +242,10 @@ class PythonPrefilter:
     name = "re"
 
     def __init__(self, kb: CompiledKB) -> None:
-        own = [kb.signatures[i].regex_source or "" for i in kb.exact if kb.signatures[i].cause is None]
+        own, causes = _own_and_cause(kb)
+        patterns = [kb.signatures[i].regex_source or "" for i in own]
         cased = [f"(?-i:{pattern})" for pattern in CASE_SENSITIVE_TRIGGERS]
-        self._alternation = _PythonAlternation(own + list(TRIGGER_PATTERNS) + cased + list(CONTEXT_TRIGGERS))
-        causes = [i for i in kb.exact if kb.signatures[i].cause is not None]
+        self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS) + cased + list(CONTEXT_TRIGGERS))
         self._causes = _PythonAlternation([kb.signatures[i].regex_source or "" for i in causes], frozenset(causes))
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:

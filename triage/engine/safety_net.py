@@ -66,7 +66,7 @@ def diagnose_unclaimed(
         guess = kb.neighbour_index.guess([], {stall_category(lead.message) or "other": 1.0})
     else:
         decoded = [(found, e.salience) for e in telling for found in kb.code_table.decode(e.message)]
-        frames = " ".join(unclaimed.frames)
+        frames = " ".join(name for name, _ in unclaimed.frames)
         votes = _word_votes(telling, frames)
         for found, salience in decoded:
             votes[found.category] = votes.get(found.category, 0.0) + CODE_WEIGHT * salience
@@ -152,9 +152,9 @@ def _stall(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
 def _cut_traceback(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
     """A traceback whose error line never came: the paste (or the process) was cut before the
     exception was printed, but the job raised, and its frames say where."""
-    frame = unclaimed.last_frame
-    if frame is None:
+    if not unclaimed.frames:
         return []
+    frame = unclaimed.frames[-1][1]
     return [ErrorLine(order=0, kind=TRACEBACK, line=frame, message=message_of(frame.text))]
 
 

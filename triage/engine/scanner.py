@@ -13,7 +13,7 @@ from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, Line, NearLeads, l
 from triage.engine.compiled import CompiledKB
 from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.evidence import CauseWindow, EntryEvidence, Sighting
+from triage.engine.evidence import CauseWindows, EntryEvidence, Sighting
 from triage.engine.normalize import DIGITS_TO_ZERO, DIGITS_TO_ZERO_TEXT, decode_line
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
@@ -64,7 +64,7 @@ class Scanner:
         self._shapes: dict[bytes, Shape] = {}
         """Digit-masked line -> what it matched: a warning repeated a million times is decoded and
         matched once, its repeats only counted (or, when it matched nothing, skipped)."""
-        self._windows: dict[int, CauseWindow] = {}
+        self._windows = CauseWindows()
         self._with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
         self._cause_lines = CauseLines(kb, self.prefilter, self._matcher)
         self._started = time.perf_counter()
@@ -194,8 +194,9 @@ class Scanner:
                 if context.lines_seen < CONTEXT_LINES:
                     context.observe(text)
                 if len(unclaimed.frames) < MAX_FRAMES:
-                    number = state.lines + newlines_before + block.count(b"\n", position, line_start) + 1
-                    unclaimed.note_frame(text, (state.name, number))
+                    newlines_before += block.count(b"\n", position, line_start)  # counted once: see below
+                    position = line_start
+                    unclaimed.note_frame(text, (state.name, state.lines + newlines_before + 1))
             if ids == CONTEXT_ONLY:
                 if causes is None:
                     continue
@@ -384,12 +385,11 @@ class Scanner:
     def _count_primary(self, entry: int, seen: Sighting, *, new_shape: bool) -> None:
         self.evidence[entry].add_primary(seen, new_shape=new_shape)
         if entry in self._with_causes:
-            for support, waited in self._windows.setdefault(entry, CauseWindow()).note_primary(seen):
+            for support, waited in self._windows[entry].note_primary(seen):
                 self._add_support(support, waited)
 
     def _count_support(self, support: Support, seen: Sighting) -> None:
-        window = self._windows.get(support[0]) or self._windows.setdefault(support[0], CauseWindow())
-        if window.near(seen, (support, seen)):
+        if self._windows[support[0]].near(seen, (support, seen)):
             self._add_support(support, seen)
 
     def _add_support(self, support: Support, seen: Sighting) -> None:

@@ -45,20 +45,18 @@ class UnclaimedErrors:
     by_key: dict[str, ErrorLine] = field(default_factory=dict)
     """Template of the message -> its first sighting."""
     kinds: dict[str, int] = field(default_factory=dict)
-    frames: list[str] = field(default_factory=list)
-    """`file function` of the first traceback frames: where the job was when it failed."""
+    frames: list[tuple[str, EvidenceLine]] = field(default_factory=list)
+    """`file function` of the first traceback frames, with their lines: where the job was when it
+    failed, and (the last one) where a traceback whose error line is missing had got to."""
     tails: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     """The last lines of each source: where a log that stalls without an error stopped."""
-    last_frame: EvidenceLine | None = None
-    """The last of the frames kept: where a traceback whose error line is missing had got to."""
 
     def note_frame(self, text: str, where: tuple[str, int]) -> None:
         if len(self.frames) >= MAX_FRAMES:
             return
         found = FRAME.search(text)
         if found:
-            self.frames.append(frame_of(found))
-            self.last_frame = EvidenceLine(source=where[0], line=where[1], text=text.strip()[:500])
+            self.frames.append((frame_of(found), EvidenceLine(source=where[0], line=where[1], text=text.strip()[:500])))
 
     def add(self, key: str, found: ErrorLine) -> None:
         seen = self.by_key.get(key)
@@ -73,9 +71,7 @@ class UnclaimedErrors:
     def merge(self, later: UnclaimedErrors, line_offset: int, order_offset: int) -> None:
         """Fold in a later stretch of the same source (see `Scanner.absorb`)."""
         room = MAX_FRAMES - len(self.frames)
-        self.frames += later.frames[:room]
-        if later.last_frame is not None and room > 0:
-            self.last_frame = replace(later.last_frame, line=later.last_frame.line + line_offset)
+        self.frames += [(name, replace(line, line=line.line + line_offset)) for name, line in later.frames[:room]]
         self.tails.update(later.tails)
         for key, found in later.by_key.items():
             shifted = replace(
