@@ -19,8 +19,8 @@ from triage.engine.scanner import Scanner
 from triage.kbtools.evaluate import evaluate, load_cases
 
 CORPUS = ROOT / "logs_samples" / "real"
-TEST_FLOOR = {"top1": 0.71, "top3": 0.77, "no_diagnosis": 0.035}
-BURIED_FLOOR = {"top1": 0.70, "no_diagnosis": 0.035}
+TEST_FLOOR = {"top1": 0.71, "top3": 0.79, "no_diagnosis": 0.035}
+BURIED_FLOOR = {"top1": 0.70, "top3": 0.79, "no_diagnosis": 0.035}
 # Fix text that only makes sense on one stack: (pattern, workloads for which it is right).
 STACK_WORDS = (
     (r"\bvllm serve\b|--gpu-memory-utilization|--max-model-len", {"vllm", "vllm-ascend"}),
@@ -61,6 +61,7 @@ def test_test_split_buried_between_healthy_logs(engine_kb, cases):
     healthy = [c.file for c in cases if c.healthy]
     summary = evaluate(engine_kb, test_cases, bury_in=healthy).summary()
     assert summary["top1"] >= BURIED_FLOOR["top1"], summary
+    assert summary["top3"] >= BURIED_FLOOR["top3"], summary
     assert summary["no_diagnosis"] <= BURIED_FLOOR["no_diagnosis"], summary
 
 

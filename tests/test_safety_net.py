@@ -6,7 +6,10 @@ import pytest
 
 from triage.engine.error_lines import EXCEPTION, LEVEL, SIGNAL, TRACEBACK, error_kind, message_of
 from triage.engine.nearest import WRAPPER, NeighbourIndex
-from triage.engine.safety_net import MAX_CONFIDENCE
+from triage.engine.context import JobContext
+from triage.engine.safety_net import MAX_CONFIDENCE, SECOND_GUESS_SHARE, diagnose_unclaimed
+from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
+from triage.results import EvidenceLine
 
 
 @pytest.mark.parametrize(
@@ -126,4 +129,22 @@ def test_neighbours_vote_and_wrapper_lines_abstain():
     assert index.guess([("ERR00100 PTA call acl api failed", 1.0)]) is None
     worded = index.guess([("something odd", 1.0)], {"hccl_timeout": 0.2, "npu_oom": 0.15})
     assert worded is not None and worded.category == "hccl_timeout" and worded.score == 0.0
-    assert worded.runner_up == ("npu_oom", pytest.approx(0.15 / 0.35, abs=0.001))
+    assert worded.others == (("npu_oom", pytest.approx(0.15 / 0.35, abs=0.001)),)
+
+
+def test_a_guess_lists_the_families_that_came_close_after_it(engine_kb):
+    index = NeighbourIndex(())
+    votes = {"hccl_timeout": 0.5, "npu_oom": 0.3, "segfault": 0.15, "nan_loss_scale": 0.01}
+    guess = index.guess([("something odd", 1.0)], votes)
+    assert guess is not None and [c for c, _ in guess.others] == ["npu_oom", "segfault"]
+
+    message = "RuntimeError: out of memory while the kernel compiled"
+    unclaimed = UnclaimedErrors()
+    unclaimed.add("k", ErrorLine(1, EXCEPTION, EvidenceLine("job.log", 3, message, None), message))
+    diagnoses = diagnose_unclaimed(engine_kb, unclaimed, JobContext())
+    # Three families, the winner first; each alternative a guess at the floor of confidence.
+    assert [d.id for d in diagnoses] == ["unrecognised-error"] + ["unrecognised-error-alternative"] * 2
+    assert len({d.category for d in diagnoses}) == 3
+    assert all(d.confidence <= diagnoses[0].confidence <= MAX_CONFIDENCE for d in diagnoses)
+    shares = [d.extracted["vote_share"] for d in diagnoses]
+    assert shares == sorted(shares, reverse=True) and shares[-1] >= SECOND_GUESS_SHARE * shares[0]

@@ -30,6 +30,8 @@ WRAPPER = "wrapper"
 """The category of a wrapper's example lines (EZ9999, ERR00100): a line closest to one of them is a
 wrapper too, and casts no vote."""
 K = 7
+ALTERNATIVES = 2
+"""Categories after the winner that a guess keeps: its top three, as a reader weighs them."""
 MIN_SCORE = 55.0
 """Below this a neighbour is no evidence at all (shared boiler-plate words score about 40-50)."""
 WORDS_WEIGHT = 0.5
@@ -55,8 +57,8 @@ class Guess:
     """The category's share of the vote (0-1)."""
     entries: tuple[tuple[str, float], ...]
     """KB entries among the closest neighbours, best first: (entry id, similarity)."""
-    runner_up: tuple[str, float] | None = None
-    """The next category and its share of the vote."""
+    others: tuple[tuple[str, float], ...] = ()
+    """The next categories (at most ALTERNATIVES) and their shares of the vote, best first."""
 
 
 _PLACEHOLDER = re.compile(r"<[a-z]+>|[^\w\s]")
@@ -158,5 +160,5 @@ class NeighbourIndex:
             score=round(sum(scores) / len(scores), 1) if scores else 0.0,
             share=round(votes[category] / total, 3),
             entries=tuple(sorted(entries.items(), key=lambda item: -item[1])[:3]),
-            runner_up=(ranked[1], round(votes[ranked[1]] / total, 3)) if len(ranked) > 1 else None,
+            others=tuple((other, round(votes[other] / total, 3)) for other in ranked[1 : 1 + ALTERNATIVES]),
         )

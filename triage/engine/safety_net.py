@@ -39,8 +39,8 @@ WORD_WEIGHT = 1.0
 FRAME_WEIGHT = 0.3
 """A family's words in the traceback frames."""
 STALL_LINES = 2
-SECOND_GUESS_SHARE = 0.3
-"""The runner-up is reported when its share of the vote is at least this fraction of the winner's."""
+SECOND_GUESS_SHARE = 0.1
+"""A runner-up is reported when its share of the vote is at least this fraction of the winner's."""
 _QUERY_NOISE = re.compile(r"<[a-z]+>|['\"`]|\s+")
 
 
@@ -100,16 +100,13 @@ def diagnose_unclaimed(
         resembles=[entry for entry, _ in (guess.entries if guess else ())],
         extracted={"neighbour_similarity": guess.score, "vote_share": guess.share} if guess else {},
     )
-    return [primary] + _second_guess(primary, guess)
+    return [primary] + _alternatives(primary, guess)
 
 
-def _second_guess(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
-    """The runner-up family as a diagnosis of its own, when it had most of the winner's vote: two
-    families that close are both worth a look, and the ranking says which came first."""
-    if guess is None or guess.runner_up is None:
-        return []
-    category, share = guess.runner_up
-    if category == HEALTHY or share < SECOND_GUESS_SHARE * guess.share:
+def _alternatives(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
+    """The runner-up families as diagnoses of their own, when they had enough of the winner's vote:
+    families that close are all worth a look, and the ranking says which came first."""
+    if guess is None:
         return []
     return [
         replace(
@@ -119,12 +116,14 @@ def _second_guess(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
             title=f"Or a {category.replace('_', ' ')} failure: {primary.title}",
             confidence=MIN_CONFIDENCE,
             score=MIN_CONFIDENCE,
-            summary=f"The second family the same error lines point at ({share:.0%} of the vote).",
+            summary=f"Another family the same error lines point at ({share:.0%} of the vote).",
             causes=[CauseResult(id="unknown", title="Not known to the KB", probability=1.0)],
             fixes=[fix for fix in primary.fixes if fix.kind == "diagnostic"],
             resembles=[],
             extracted={"vote_share": share},
         )
+        for category, share in guess.others
+        if category != HEALTHY and share >= SECOND_GUESS_SHARE * guess.share
     ]
 
 
