@@ -107,6 +107,34 @@ def test_pytest_frames_are_frames_too(scan_text):
     assert guess.evidence[0].line == 3
 
 
+def test_pybind11_frames_under_a_cpp_exception_are_frames_too(scan_text):
+    # gpustack/gpustack#2194 (train split): a MindIE start-up paste that holds only pybind11's `At:` frames.
+    log = (
+        "At:\n"
+        "  /usr/local/Ascend/atb-models/atb_llm/models/base/model_utils.py(14): <module>\n"
+        "  <frozen importlib._bootstrap>(241): _call_with_frames_removed\n"
+        "  /usr/local/Ascend/atb-models/atb_llm/runner/tokenizer_wrapper.py(3): <module>\n"
+    )
+    guess = scan_text(log).diagnoses[0]
+    assert guess.title.startswith("A traceback cut off before its error line")
+    assert guess.evidence[0].line == 4
+    # Its search query names the frame's file, not the masked-away path.
+    assert '"tokenizer_wrapper.py' in guess.fixes[-2].description
+
+
+def test_a_bare_traceback_header_gives_way_to_its_last_frame(scan_text, engine_kb):
+    log = 'Traceback (most recent call last):\n  File "/opt/job/train.py", line 12, in <module>\n    main()\n'
+    log += '  File "/opt/job/loader.py", line 40, in load_weights\n'
+    guess = scan_text(log).diagnoses[0]
+    assert guess.title.startswith("A traceback cut off before its error line")
+    assert "loader.py" in guess.evidence[0].text
+    # Advice is borrowed only from an entry of the family the guess names.
+    categories = {entry.id: entry.category for entry in engine_kb.entries}
+    for cause in guess.causes:
+        if "(as in " in cause.title:
+            assert categories[cause.title.rsplit("(as in ", 1)[1][:-1]] == guess.category
+
+
 def test_a_specific_entry_leaves_no_room_for_a_guess(scan_text):
     result = scan_text(
         "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; "

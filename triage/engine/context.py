@@ -65,6 +65,7 @@ CONTEXT_TRIGGERS: tuple[str, ...] = (
     r"(?:PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|TASK_QUEUE_ENABLE|VLLM_[A-Z_]+)\s*=",
     r'File "[^"]+", line \d+, in ',  # traceback frames: where the job was, and whose code it ran
     r"^\s*[\w/.-]+\.py:\d+: in \w",  # pytest's frames
+    r"^\s*[\w/.-]+\.py\(\d+\): [\w<>]+\s*$",  # pybind11's frames under a C++ exception's `At:`
 )
 """What the prefilter looks for on lines that no error word flags (traceback paths, banners)."""
 

@@ -18,7 +18,7 @@ from triage.engine.error_lines import TRACEBACK, exception_name, message_of
 from triage.engine.hints import stall_category, word_votes
 from triage.engine.nearest import Guess
 from triage.engine.normalize import template
-from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors
+from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors, frame_of
 from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult, replace
 
 ID = "unrecognised-error"
@@ -41,6 +41,7 @@ FRAME_WEIGHT = 0.3
 STALL_LINES = 2
 SECOND_GUESS_SHARE = 0.1
 """A runner-up is reported when its share of the vote is at least this fraction of the winner's."""
+_BARE_TRACEBACK = re.compile(r"\s*Traceback \(most recent call last\):?\s*$")
 _QUERY_NOISE = re.compile(r"<[a-z]+>|['\"`]|\s+")
 
 
@@ -51,7 +52,8 @@ def diagnose_unclaimed(
     stall banner), and the runner-up family when it came close; none when there is nothing to
     report, when the errors read like a healthy run's chatter, or (need_neighbours) when no known
     failure resembles them."""
-    telling = unclaimed.most_telling()
+    # A bare traceback header says nothing of what failed, and its words are in every entry's examples.
+    telling = [e for e in unclaimed.most_telling() if not _BARE_TRACEBACK.match(e.message)]
     if not telling and not need_neighbours:
         telling = _cut_traceback(unclaimed)
     stalled = not telling and not need_neighbours
@@ -113,7 +115,7 @@ def _alternatives(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
             primary,
             id=f"{ID}-alternative",
             category=category,
-            title=f"Or a {category.replace('_', ' ')} failure: {primary.title}",
+            title=f"Or {_family_name(category)}: {primary.title}",
             confidence=MIN_CONFIDENCE,
             score=MIN_CONFIDENCE,
             summary=f"Another family the same error lines point at ({share:.0%} of the vote).",
@@ -125,6 +127,10 @@ def _alternatives(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
         for category, share in guess.others
         if category != HEALTHY and share >= SECOND_GUESS_SHARE * guess.share
     ]
+
+
+def _family_name(category: str) -> str:
+    return "another kind of failure" if category == "other" else f"a {category.replace('_', ' ')} failure"
 
 
 def _word_votes(telling: list[ErrorLine], frames: str) -> dict[str, float]:
@@ -193,7 +199,11 @@ def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
     if guess is None or not guess.entries or guess.entries[0][1] < RESEMBLES_AT:
         return None
     wanted = guess.entries[0][0]
-    return next((index for index, entry in enumerate(kb.entries) if entry.id == wanted), None)
+    # Advice from an entry of another family than the one named would contradict the heading.
+    return next(
+        (index for index, entry in enumerate(kb.entries) if entry.id == wanted and entry.category == guess.category),
+        None,
+    )
 
 
 def _advice(kb: CompiledKB, borrowed: int | None, context: JobContext) -> tuple[list[CauseResult], list[FixResult]]:
@@ -218,7 +228,9 @@ def search_query(message: str) -> str:
 
 
 def _next_steps(lead: ErrorLine) -> list[FixResult]:
-    query = search_query(lead.message)
+    # A cut traceback's lead is a frame: its path and line number are masked away, its file and function are the words to search.
+    frame = FRAME.search(lead.message) if lead.kind == TRACEBACK else None
+    query = search_query(frame_of(frame) if frame else lead.message)
     source, line = lead.line.source, lead.line.line
     return [
         FixResult(

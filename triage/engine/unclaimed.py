@@ -16,15 +16,19 @@ TAIL_LINES = 6
 TAIL_BYTES = 4096
 """How much of the end of each source is kept, for its last lines."""
 FRAME = re.compile(
-    r'File "(?P<file>[^"]+)", line \d+, in (?P<function>\S+)|^\s*(?P<file2>[\w/.-]+\.py):\d+: in (?P<function2>\w+)'
+    r'File "(?P<file>[^"]+)", line \d+, in (?P<function>\S+)'
+    r"|^\s*(?P<file2>[\w/.-]+\.py):\d+: in (?P<function2>\w+)"
+    r"|^\s*(?P<file3>[\w/.-]+\.py)\(\d+\): (?P<function3>[\w<>]+)\s*$"
 )
-"""A traceback frame as Python prints it, or as pytest does (`path/x.py:243: in __init__`)."""
+"""A traceback frame as Python prints it, as pytest does (`path/x.py:243: in __init__`), or as
+pybind11 does under a C++ exception's `At:` (`path/x.py(14): <module>`)."""
 
 
 def frame_of(found: re.Match[str]) -> str:
     """`file function` of a FRAME match."""
-    path = found.group("file") or found.group("file2")
-    return f"{path.rsplit('/', 1)[-1]} {found.group('function') or found.group('function2')}"
+    path = found.group("file") or found.group("file2") or found.group("file3")
+    function = found.group("function") or found.group("function2") or found.group("function3")
+    return f"{path.rsplit('/', 1)[-1]} {function}"
 
 
 @dataclass
