@@ -100,3 +100,13 @@ def test_kb_test_runs_the_dirs_and_ids_it_is_given(tmp_path, capsys):
 def test_kb_test_unknown_id_is_a_usage_error(capsys):
     code, _, err = run(capsys, "kb", "test", "no-such-entry")
     assert code == 2 and "no-such-entry" in err
+
+
+def test_show_names_the_stacks_a_fix_is_for_and_the_corpus_case_that_confirms_it(capsys):
+    code, out, _ = run(capsys, "kb", "show", "hccl-ej0001-hccp-init-failed")
+    # LlamaFactory#3839 is a corpus case whose thread confirms the fix; #6646 is not in the corpus.
+    assert code == 0
+    assert "confirmed: https://github.com/hiyouga/LlamaFactory/issues/3839 (corpus case llamafactory-3839" in out
+    assert "confirmed: https://github.com/hiyouga/LlamaFactory/issues/6646\n" in out
+    _, out, _ = run(capsys, "kb", "show", "npu-out-of-memory")
+    assert "only for: workload vllm" in out and "only for: workload sglang" in out

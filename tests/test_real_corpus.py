@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 from triage.engine.context import JobContext
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
-from triage.kbtools.evaluate import evaluate, load_cases
+from triage.kbtools.evaluate import evaluate, load_cases, thread_key
 
 CORPUS = ROOT / "logs_samples" / "real"
 TEST_FLOOR = {"top1": 0.71, "top3": 0.80, "no_diagnosis": 0.035}
@@ -39,7 +39,7 @@ def report(engine_kb, cases):
     return evaluate(engine_kb, cases)
 
 
-def test_corpus_is_real_sized_and_split_by_thread(cases):
+def test_corpus_is_real_sized_and_split_bythread_key(cases):
     failing = [c for c in cases if not c.healthy]
     assert len(failing) >= 200 and sum(c.healthy for c in cases) >= 25
     assert len({c.repo for c in failing}) >= 35
@@ -108,16 +108,12 @@ def test_neighbours_file_is_current():
 def test_a_fix_cites_as_confirmed_only_threads_that_confirm_it():
     """`confirmed_by` is a fix's proof: a corpus thread cited there must be one whose fix is confirmed."""
     rows = yaml.safe_load((CORPUS / "cases.yaml").read_text(encoding="utf-8"))
-    unconfirmed = {_thread(row["source"]) for row in rows if not row.get("fix_confirmed")}
+    unconfirmed = {thread_key(row["source"]) for row in rows if not row.get("fix_confirmed")}
     wrong = [
         f"{path.name}: {url}"
         for path in sorted((ROOT / "kb").rglob("*.yaml"))
         for fix in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("fixes") or []
         for url in fix.get("confirmed_by") or []
-        if _thread(url) in unconfirmed
+        if thread_key(url) in unconfirmed
     ]
     assert not wrong, wrong
-
-
-def _thread(url: str) -> str:
-    return url.strip().rstrip("/").lower()

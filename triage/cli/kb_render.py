@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 from triage.kb.models import Entry
+from triage.kbtools.evaluate import Case, thread_key
 
 
-def render_entry(entry: Entry, path: Path) -> str:
+def render_entry(entry: Entry, path: Path, proof: Mapping[str, Case] | None = None) -> str:
+    """The entry as text; `proof` (corpus cases whose thread confirms a fix, by thread) names the
+    case behind each confirming thread a fix cites."""
     out = [f"{entry.id}: {entry.title}", f"  {entry.category} | {entry.severity} | {entry.status} | {path}"]
     if entry.generic:
         out.append("  generic wrapper: ranks below any specific cause in the same log")
@@ -23,12 +27,15 @@ def render_entry(entry: Entry, path: Path) -> str:
     fixes = []
     for fix in entry.fixes:
         fixes.append(fix.title + (f"  [for: {', '.join(fix.addresses)}]" if fix.addresses else ""))
+        stacks = "; ".join(f"{key} {', '.join(values)}" for key, values in fix.applies_to.as_dict().items())
+        fixes += [f"    only for: {stacks}"] if stacks else []
         fixes += [f"    {line}" for line in textwrap.wrap(" ".join(fix.description.split()), 96)]
         fixes += [f"    export {name}={value}" for name, value in fix.env.items()]
         fixes += [f"    $ {command}" for command in fix.commands]
         if fix.code:
             fixes += ["    before:", *[f"      {line}" for line in fix.code.before.splitlines()]]
             fixes += ["    after:", *[f"      {line}" for line in fix.code.after.splitlines()]]
+        fixes += [f"    confirmed: {_proof(url, proof or {})}" for url in fix.confirmed_by]
     out += _section("Fixes", fixes)
     out += _section("References", [f"{r.url or r.document} ({r.supports})" for r in entry.references])
     examples = [f"match: {text}" for text in entry.examples.match] + [
@@ -36,6 +43,11 @@ def render_entry(entry: Entry, path: Path) -> str:
     ]
     out += _section("Examples", examples)
     return "\n".join(out)
+
+
+def _proof(url: str, proof: Mapping[str, Case]) -> str:
+    case = proof.get(thread_key(url))
+    return f"{url} (corpus case {case.id}, {case.split} split)" if case else url
 
 
 def _section(title: str, lines: list[str]) -> list[str]:

@@ -49,6 +49,8 @@ class Case:
     split: str | None = None
     cause_terms: tuple[str, ...] = ()
     fix_terms: tuple[str, ...] = ()
+    source: str | None = None
+    """The thread the case was taken from."""
 
     @property
     def has_confirmed_fix(self) -> bool:
@@ -278,9 +280,24 @@ def load_cases(directory: Path) -> list[Case]:
                 split=row.get("split"),
                 cause_terms=tuple(row.get("cause_terms") or ()),
                 fix_terms=tuple(row.get("fix_terms") or ()) if row.get("fix_confirmed", True) else (),
+                source=row.get("source"),
             )
         )
     return cases
+
+
+def thread_key(url: str) -> str:
+    """A thread's URL as cases and `confirmed_by` are compared: no trailing slash, any case."""
+    return url.strip().rstrip("/").lower()
+
+
+def confirmed_cases(directory: Path) -> dict[str, Case]:
+    """The corpus cases whose thread confirms a fix, by thread (empty where there is no corpus)."""
+    try:
+        cases = load_cases(directory)
+    except LabelError:
+        return {}
+    return {thread_key(case.source): case for case in cases if case.source and case.fix_terms}
 
 
 def evaluate(kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = None) -> Report:
