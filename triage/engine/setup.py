@@ -30,7 +30,8 @@ def load_engine_kb(
 
     kb, errors = load_kb(dirs, strict=strict)
     compiled = compile_kb(kb)
-    build_prefilter(compiled)  # fills compiled.prefilter_state so the cache carries the database
+    # Fills compiled.prefilter_state so that the cache carries the databases, the native scan's too.
+    build_prefilter(compiled).digit_candidates(b"")
     payload = (compiled, [str(error) for error in errors])
     if kb_cache.enabled():
         kb_cache.store(key, payload)
