@@ -1,4 +1,4 @@
-"""The native shape table's API."""
+"""The native shape table: its API, and a scan through it finding what the pure-Python path finds."""
 
 from __future__ import annotations
 
@@ -7,9 +7,21 @@ import random
 
 import pytest
 
-NO_NATIVE = "TRIAGE_NO_NATIVE"
+from triage.engine.lines import NO_NATIVE, PrefilterLines
 
 NATIVE_OFF = os.environ.get(NO_NATIVE, "0") not in ("", "0")
+
+
+def test_the_native_table_is_used_unless_turned_off(engine_kb, prefilter):
+    from triage.engine import Scanner
+
+    finder = Scanner(engine_kb, prefilter=prefilter)._finder
+    if NATIVE_OFF:
+        assert isinstance(finder, PrefilterLines)
+    else:
+        from triage.engine.native_lines import NativeLines
+
+        assert isinstance(finder, NativeLines), "triage/engine/_lineshapes.c is not built: scripts/build_native.py"
 
 
 @pytest.fixture
