@@ -43,10 +43,12 @@ EMPTY_KB = "the knowledge base is empty; check --kb and TRIAGE_KB_PATH"
 
 def load_reported_kb(extra_dirs: list[str], *, include_shipped: bool = True, warn: Callable[[str], None]) -> CompiledKB:
     """`load_engine_kb` for a face: each skipped entry, and an empty KB, is said through `warn`."""
-    from triage.kb.loader import report_skipped
-
     kb, errors = load_engine_kb(extra_dirs, include_shipped=include_shipped)
-    report_skipped(errors, warn)
+    if errors:
+        # The loader brings pydantic and YAML: a tenth of a second of start-up, for nothing to say.
+        from triage.kb.loader import report_skipped
+
+        report_skipped(errors, warn)
     if not kb.entries:
         warn(EMPTY_KB)
     return kb
