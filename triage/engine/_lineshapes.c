@@ -12,6 +12,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -47,6 +48,7 @@ typedef struct {
     Py_ssize_t held_count, held_room;
     Fresh *fresh; /* the call's shapes not registered: their repeats point at their first line */
     Py_ssize_t fresh_mask, fresh_count;
+    Py_ssize_t lines; /* in the range of the last classify call */
 } Shapes;
 
 static const uint64_t ONES = 0x0101010101010101ULL;
@@ -163,6 +165,7 @@ static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
     self->limit = limit;
     self->long_line = long_line;
     self->held_count = 0;
+    self->lines = 0;
     return 0;
 }
 
@@ -252,6 +255,7 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
         position = line_end + 1;
         index++;
     }
+    self->lines = index;
     PyBuffer_Release(&view);
     return out;
 fail:
@@ -364,6 +368,11 @@ static PyMethodDef Shapes_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyMemberDef Shapes_members[] = {
+    {"lines", T_PYSSIZET, offsetof(Shapes, lines), READONLY, "How many lines the last classify call walked."},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PySequenceMethods Shapes_sequence = {.sq_length = (lenfunc)Shapes_len};
 
 static PyTypeObject ShapesType = {
@@ -375,6 +384,7 @@ static PyTypeObject ShapesType = {
     .tp_init = (initproc)Shapes_init,
     .tp_dealloc = (destructor)Shapes_dealloc,
     .tp_methods = Shapes_methods,
+    .tp_members = Shapes_members,
     .tp_as_sequence = &Shapes_sequence,
 };
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from triage.engine import _lineshapes
-from triage.engine.cause_lines import CAUSE_ONLY, Line, NearLeads, leads, line_count, merge, union
+from triage.engine.cause_lines import CAUSE_ONLY, Line, NearLeads, leads, merge, union
 from triage.engine.confirm import error_context
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
@@ -32,6 +32,7 @@ from triage.engine.unclaimed import FRAME, MAX_FRAMES, UnclaimedErrors
 NATIVE_SHAPES = 1 << 16
 """Shapes the table remembers before it starts over: about 2 MB, however many distinct lines."""
 EVERYWHERE = 1 << 62
+NEWLINE = ord("\n")
 
 Ids = set[int] | frozenset[int] | None
 Needs = tuple[Ids, set[int] | None]
@@ -72,11 +73,14 @@ class NativeLines:
                 # Kept wherever it is: where no lead is near, `NearLeads.supports` drops what it supports.
                 causes.append((line_start, line_end, cause_ids))
             marks.append((line_start, index))
+        lines = self._table.lines
+        # The block's end, after all its newlines: the scan need not count them again.
+        marks.append((span[1], lines - (span[1] > span[0] and block[span[1] - 1] != NEWLINE)))
         if not self._scope.cause_lines.enabled:
             return merge(main, []), marks
         found, keys = leads(block, main, self._scope.shapes, self._scope.with_causes)
         index_of = dict(marks)
-        near.note([(entries, index_of[start]) for start, entries in found], lines_before, line_count(block, span))
+        near.note([(entries, index_of[start]) for start, entries in found], lines_before, lines)
         for line_start, line_end, index, shape in self._held(near, lines_before):
             causes.append((line_start, line_end, self._known[shape][1]))  # type: ignore[index]
             marks.append((line_start, index))
