@@ -156,8 +156,24 @@ class NativeLines:
         return needs
 
     def _match(self, block: bytes, new: list[Seen], *, judge: bool = True) -> list[Fresh]:
-        """Prefilter ids of new lines, packed into one buffer: (start, end, ids, cause ids, alike),
-        alike telling (when asked to `judge`) whether a line's shape may stand for its other lines."""
+        """Prefilter ids of new lines: (start, end, ids, cause ids, alike), alike telling (when asked
+        to `judge`) whether a line's shape may stand for its other lines. A line longer than a match
+        window is never registered: it is scanned where it lies, as on the prefilter path."""
+        short = [line for line in new if line[1] - line[0] <= MATCH_WINDOW]
+        packed = iter(self._match_packed(block, short, judge=judge))
+        prefilter, causes = self._scope.prefilter, self._scope.cause_lines.enabled
+        out: list[Fresh] = []
+        for start, end, _, _ in new:
+            if end - start <= MATCH_WINDOW:
+                out.append(next(packed))
+                continue
+            ids = next((flagged for _, _, flagged in prefilter.candidates(block, start, end)), CAUSE_ONLY)
+            found = prefilter.cause_candidates(block, start, end) if causes else []
+            out.append((start, end, ids, next((flagged for _, _, flagged in found), None), False))
+        return out
+
+    def _match_packed(self, block: bytes, new: list[Seen], *, judge: bool) -> list[Fresh]:
+        """`_match` of short lines, packed into one small buffer for each prefilter."""
         if not new:
             return []
         packed = b"\n".join([block[start:end] for start, end, _, _ in new]) + b"\n"
@@ -178,10 +194,7 @@ class NativeLines:
             named, codes = prefilter.digit_candidates(packed.translate(DIGITS_TO_ZERO))
             apart = {starts[start] for start, _, _ in named}
             apart |= {starts[start] for start, end, _ in codes if error_context(decode_line(packed[start:end]))}
-        return [
-            (start, end, ids[n], cause_ids[n], n not in apart and end - start <= MATCH_WINDOW)
-            for n, (start, end, _, _) in enumerate(new)
-        ]
+        return [(start, end, ids[n], cause_ids[n], n not in apart) for n, (start, end, _, _) in enumerate(new)]
 
     def _kind(self, raw: bytes, ids: Ids, cause_ids: set[int] | None) -> int | None:
         """How the table should treat a matched shape's lines; None: hand each one back."""
