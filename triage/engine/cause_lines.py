@@ -126,10 +126,11 @@ class NearLeads:
         return plan
 
     def note(self, found: list[tuple[frozenset[int] | None, int]], lines_before: int, lines: int) -> None:
-        """Take in the leads of the next block of the source, of `lines` lines after `lines_before`
-        lines of it: (the entries it may be an own line of, None for any; its line in the block)."""
+        """Take in the leads of the next block of the source, a block of `lines` lines after
+        `lines_before` lines of it. A lead is (the entries whose own line it may be, None for any;
+        how many lines after the block's first it is)."""
         self._any = self._any[-1:]
-        self._by_entry = {entry: lines[-1:] for entry, lines in self._by_entry.items()}
+        self._by_entry = {entry: numbers[-1:] for entry, numbers in self._by_entry.items()}
         for entries, line in found:
             if entries is None:
                 self._any.append(lines_before + 1 + line)

@@ -186,7 +186,7 @@ class Scanner:
         context = self.context
         unclaimed = self.unclaimed
         found, marks = self._finder.lines(state.near, state.lines, block, (start, end))
-        # Line numbers the cause plan already counted, to jump to instead of counting again.
+        # Line numbers the line finder already counted, to jump to instead of counting again.
         mark, marks_left = (start, 0), iter(marks)
         for line_start, line_end, ids, causes, known in found:
             raw = block[line_start:line_end]
