@@ -64,9 +64,19 @@ def test_cause_lines_are_held_and_given_back_only_within_their_groups_reach(nati
     table.register(b"cause b", native.CAUSE, 1)
     block = b"cause a\nother\ncause b\ncause a\n"
     assert ids(table.classify(block, 0, len(block))) == [-1]
-    assert [index for _, _, index, _ in table.held([[(0, 100)], []])] == [0, 3]
-    assert [index for _, _, index, _ in table.held([[(1, 3)], [(2, 3)]])] == [2]
-    assert table.held([]) == []
+    assert [index for _, _, index, _ in table.held([[(0, 100)], []], 100, 0)] == [0, 3]
+    assert [index for _, _, index, _ in table.held([[(1, 3)], [(2, 3)]], 100, 0)] == [2]
+    assert table.held([], 0, 5) == []
+
+
+def test_of_the_last_lines_out_of_reach_the_last_few_of_each_group_are_held(native):
+    table = native.Shapes()
+    table.register(b"cause a", native.CAUSE, 0)
+    table.register(b"cause b", native.CAUSE, 1)
+    block = b"cause a\n" * 6 + b"cause b\n" * 2 + b"cause a\n"
+    assert table.classify(block, 0, len(block)) == []
+    # Line 1 is in reach; from line 2 on, out of reach, the last 3 of each group are held.
+    assert [index for _, _, index, _ in table.held([[(1, 2)], []], 2, 3)] == [1, 4, 5, 6, 7, 8]
 
 
 def test_crlf_and_a_last_line_without_its_newline(native):

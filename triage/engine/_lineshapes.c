@@ -265,10 +265,12 @@ fail:
 }
 
 PyDoc_STRVAR(held_doc,
-             "held(reach) -> list of (start, end, index, id)\n\n"
-             "The CAUSE lines of the last classify call within the reach of their shape's group: reach[g]\n"
-             "is a sorted list of non-overlapping (low, high) ranges of line indices, high excluded. Cause\n"
-             "evidence counts only near the lines of its own entries: elsewhere it is dropped here.");
+             "held(reach, tail, last) -> list of (start, end, index, id)\n\n"
+             "The CAUSE lines of the last classify call that may count. reach[g] is a sorted list of\n"
+             "non-overlapping (low, high) ranges of line indices (high excluded) where a line of group g\n"
+             "counts: near a line of an entry it supports. Of the lines from index `tail` on (a block's\n"
+             "last lines, which a later block may reach back to) that no range holds, the last `last` of\n"
+             "each group are kept too: no more can wait for a later block (see CauseWindow).");
 
 /* Whether index lies in one of the sorted (low, high) ranges. */
 static int within(PyObject *ranges, Py_ssize_t index, int *found) {
@@ -291,36 +293,47 @@ static int within(PyObject *ranges, Py_ssize_t index, int *found) {
     return 0;
 }
 
-static PyObject *Shapes_held(Shapes *self, PyObject *reach) {
-    if (!PyList_Check(reach)) {
-        PyErr_SetString(PyExc_TypeError, "reach must be a list of lists of (low, high)");
+static PyObject *Shapes_held(Shapes *self, PyObject *args) {
+    PyObject *reach, *out = NULL;
+    Py_ssize_t tail, last;
+    if (!PyArg_ParseTuple(args, "O!nn", &PyList_Type, &reach, &tail, &last)) {
         return NULL;
     }
-    PyObject *out = PyList_New(0);
-    if (out == NULL) {
-        return NULL;
+    Py_ssize_t groups = PyList_GET_SIZE(reach);
+    /* Whether each line is kept, decided from the end: that is where a group's last lines are. */
+    char *keep = PyMem_Calloc((size_t)self->held_count + 1, 1);
+    Py_ssize_t *waiting = PyMem_Calloc((size_t)groups + 1, sizeof(Py_ssize_t));
+    if (keep == NULL || waiting == NULL) {
+        PyErr_NoMemory();
+        goto done;
     }
-    for (Py_ssize_t n = 0; n < self->held_count; n++) {
+    for (Py_ssize_t n = self->held_count - 1; n >= 0; n--) {
         Held *h = &self->held[n];
         int found = 0;
-        if (h->group < PyList_GET_SIZE(reach)) {
-            PyObject *ranges = PyList_GET_ITEM(reach, h->group);
-            if (!PyList_Check(ranges)) {
-                PyErr_SetString(PyExc_TypeError, "reach must be a list of lists of (low, high)");
-                goto fail;
-            }
-            if (within(ranges, h->index, &found) < 0) {
-                goto fail;
-            }
+        if (h->group >= groups) {
+            continue;
         }
-        if (found && append_line(out, h->start, h->end, h->index, h->id) < 0) {
-            goto fail;
+        PyObject *ranges = PyList_GET_ITEM(reach, h->group);
+        if (!PyList_Check(ranges)) {
+            PyErr_SetString(PyExc_TypeError, "reach must be a list of lists of (low, high)");
+            goto done;
+        }
+        if (within(ranges, h->index, &found) < 0) {
+            goto done;
+        }
+        keep[n] = found || (h->index >= tail && waiting[h->group]++ < last);
+    }
+    out = PyList_New(0);
+    for (Py_ssize_t n = 0; out != NULL && n < self->held_count; n++) {
+        Held *h = &self->held[n];
+        if (keep[n] && append_line(out, h->start, h->end, h->index, h->id) < 0) {
+            Py_CLEAR(out);
         }
     }
+done:
+    PyMem_Free(keep);
+    PyMem_Free(waiting);
     return out;
-fail:
-    Py_DECREF(out);
-    return NULL;
 }
 
 PyDoc_STRVAR(register_doc,
@@ -363,7 +376,7 @@ static Py_ssize_t Shapes_len(Shapes *self) { return self->count; }
 
 static PyMethodDef Shapes_methods[] = {
     {"classify", (PyCFunction)Shapes_classify, METH_VARARGS, classify_doc},
-    {"held", (PyCFunction)Shapes_held, METH_O, held_doc},
+    {"held", (PyCFunction)Shapes_held, METH_VARARGS, held_doc},
     {"register", (PyCFunction)Shapes_register, METH_VARARGS, register_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -153,7 +153,7 @@ class NearLeads:
         """The line numbers (low, high excluded, in order, apart) where a lead of one of these
         entries (or of any) makes a cause line count, by `supports`, in the block just noted."""
         leads = sorted({*self._any, *(line for entry in entries for line in self._by_entry.get(entry, ()))})
-        return union([(line - CAUSE_WINDOW, line + CAUSE_WINDOW + 1) for line in leads])
+        return _union([(line - CAUSE_WINDOW, line + CAUSE_WINDOW + 1) for line in leads])
 
     def _near(self, entry: int, line: int) -> bool:
         lines = self._by_entry.get(entry)
@@ -230,7 +230,7 @@ def stretches(block: bytes, start: int, end: int, leads: list[int], carry: int) 
     last_line = block.rfind(b"\n", start, end - 1) + 1 or start
     tail = _back(block, last_line, CAUSE_WINDOW, start)
     found.append((tail, end))
-    return Plan(union(found), marks, tail)
+    return Plan(_union(found), marks, tail)
 
 
 def _forward(block: bytes, position: int, lines: int, end: int) -> int:
@@ -252,7 +252,7 @@ def _back(block: bytes, position: int, lines: int, floor: int) -> int:
     return position
 
 
-def union(found: list[Stretch]) -> list[Stretch]:
+def _union(found: list[Stretch]) -> list[Stretch]:
     """The ranges (low, high) as few sorted ranges apart, overlapping and touching ones joined."""
     out: list[Stretch] = []
     for start, end in sorted(found):

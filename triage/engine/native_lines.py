@@ -15,10 +15,8 @@ and lines whose meaning depends on the next one (a wrapped message): those are n
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 from triage.engine import _lineshapes
-from triage.engine.cause_lines import CAUSE_ONLY, Line, NearLeads, leads, merge, union
+from triage.engine.cause_lines import CAUSE_ONLY, Line, NearLeads, leads, merge
 from triage.engine.confirm import error_context
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
@@ -31,7 +29,6 @@ from triage.engine.unclaimed import FRAME, MAX_FRAMES, UnclaimedErrors
 
 NATIVE_SHAPES = 1 << 16
 """Shapes the table remembers before it starts over: about 2 MB, however many distinct lines."""
-EVERYWHERE = 1 << 62
 NEWLINE = ord("\n")
 
 Ids = set[int] | frozenset[int] | None
@@ -112,28 +109,14 @@ class NativeLines:
         """The lines of cause shapes that may count: near a lead of an entry they support, or among
         the block's last lines, where a lead of the next block may reach them. Of those last lines
         that no lead of this block reaches, a later lead can only find the last WAITING_LINES per
-        entry (`CauseWindow` keeps no more waiting): only those are kept."""
+        entry (`CauseWindow` keeps no more waiting): the table keeps the last WAITING_LINES of each
+        group of shapes, which holds those of each of the group's entries."""
         first = lines_before + 1  # the line number of the block's first line
-        kept = near.kept_from - first
         reach = [
             [(max(0, low - first), high - first) for low, high in near.reach(entries) if high > first]
             for entries in self._groups
         ]
-        held: list[Seen] = self._table.held([union([*ranges, (kept, EVERYWHERE)]) for ranges in reach])
-        waiting: dict[int, int] = {}
-        dropped = set()
-        for n in range(len(held) - 1, -1, -1):
-            index, group = held[n][2], self._group_of[held[n][3]]
-            if index < kept:
-                break
-            if _inside(reach[group], index):
-                continue
-            entries = self._groups[group]
-            if all(waiting.get(entry, 0) >= WAITING_LINES for entry in entries):
-                dropped.add(n)
-            for entry in entries:
-                waiting[entry] = waiting.get(entry, 0) + 1
-        return [line for n, line in enumerate(held) if n not in dropped] if dropped else held
+        return self._table.held(reach, near.kept_from - first, WAITING_LINES)
 
     def _needs(self, block: bytes, seen: list[Seen]) -> list[Needs]:
         """What each line the table handed back needs: its registered shape's, or (matched here)
@@ -221,9 +204,3 @@ class NativeLines:
             # Few: one per set of entries that a line's cause evidence supports together.
             self._groups.append(entries)
         return self._groups.index(entries)
-
-
-def _inside(ranges: list[tuple[int, int]], index: int) -> bool:
-    """Whether index lies in one of the ranges (sorted, apart, high excluded)."""
-    at = bisect_right(ranges, (index, EVERYWHERE)) - 1
-    return at >= 0 and ranges[at][0] <= index < ranges[at][1]
