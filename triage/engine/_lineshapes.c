@@ -4,8 +4,8 @@
  * times. A Shapes table walks a buffer's lines once, hashes each line's masked bytes and looks the
  * hash up in a table it keeps across calls: lines of a shape registered QUIET (it matched nothing)
  * are skipped, lines of a CAUSE shape (only cause-evidence patterns match it) are set aside until
- * the scanner says which stretches of the buffer may hold cause evidence, and every other line is
- * handed back. So the Python side and the regex engines see only lines that can change a result.
+ * the scanner says where cause evidence may count (see held), and every other line is handed back.
+ * So the Python side and the regex engines see only lines that can change a result.
  *
  * The table owns no Python objects: a shape is a 64-bit hash, its length, a kind and an id that
  * the caller hands out; the caller keeps what the id stands for.
