@@ -42,9 +42,10 @@ def test_a_cause_line_is_kept_only_near_a_lead_of_its_own_entry_or_in_the_blocks
     near = NearLeads()
     plan = near.plan(block, (0, len(block)), [(block.index(b"line 5000\n"), frozenset({7}))], lines_before=0)
     own, other = (7, "cause", 0, 1.0, {}), (8, "cause", 1, 1.0, {})
-    assert near.supports((5001 + CAUSE_WINDOW, 0), (own, other)) == (own,)
-    assert near.supports((5002 + CAUSE_WINDOW, 0), (own, other)) == ()
-    assert near.supports((9999, plan.tail), (own, other)) == (own, other)
+    assert near.supports(5001 + CAUSE_WINDOW, (own, other)) == (own,)
+    assert near.supports(5002 + CAUSE_WINDOW, (own, other)) == ()
+    assert lines_of(block, plan.tail, len(block))[0] + 1 == near.kept_from == 10_000 - CAUSE_WINDOW
+    assert near.supports(near.kept_from, (own, other)) == (own, other)
 
 
 def scan(engine_kb, prefilter, data: bytes, chunk: int) -> Scanner:

@@ -112,37 +112,48 @@ class NearLeads:
         self._any: list[int] = []
         """Line numbers of leads that may be any entry's (and the last one of earlier blocks)."""
         self._by_entry: dict[int, list[int]] = {}
-        self._kept_from = 0
-        """Lines from this offset of the block on are kept whatever they support: the next block's
-        leads may reach them."""
+        self.kept_from = 0
+        """Lines from this line number on are kept whatever they support: the next block's leads
+        may reach them."""
 
     def plan(self, block: bytes, span: tuple[int, int], found: list[Lead], lines_before: int) -> Plan:
         """Where to look for cause lines in block[start:end], the next block of the source, after
         `lines_before` lines of it."""
         start, end = span
         plan = stretches(block, start, end, [lead for lead, _ in found], self._until - lines_before)
+        leads = [(entries, line) for (_, entries), (_, line) in zip(found, plan.marks)]
+        self.note(leads, lines_before, line_count(block, span))
+        return plan
+
+    def note(self, found: list[tuple[frozenset[int] | None, int]], lines_before: int, lines: int) -> None:
+        """Take in the leads of the next block of the source, a block of `lines` lines after
+        `lines_before` lines of it. A lead is (the entries whose own line it may be, None for any;
+        how many lines after the block's first it is)."""
         self._any = self._any[-1:]
-        self._by_entry = {entry: lines[-1:] for entry, lines in self._by_entry.items()}
-        for (_, entries), (_, line) in zip(found, plan.marks):
+        self._by_entry = {entry: numbers[-1:] for entry, numbers in self._by_entry.items()}
+        for entries, line in found:
             if entries is None:
                 self._any.append(lines_before + 1 + line)
             else:
                 for entry in entries:
                     self._by_entry.setdefault(entry, []).append(lines_before + 1 + line)
-        if plan.marks:
-            self._until = lines_before + 1 + plan.marks[-1][1] + CAUSE_WINDOW
-        self._kept_from = plan.tail
-        return plan
+        if found:
+            self._until = lines_before + 1 + found[-1][1] + CAUSE_WINDOW
+        self.kept_from = lines_before + 1 + max(0, lines - 1 - CAUSE_WINDOW)  # as `stretches` keeps them
 
-    def supports(self, where: tuple[int, int], found: tuple[Support, ...]) -> tuple[Support, ...]:
-        """Of what a line (its number, its offset in the block) supports, what a lead of the same
-        entry is near enough to count."""
-        line, offset = where
-        if not found or offset >= self._kept_from:
+    def supports(self, line: int, found: tuple[Support, ...]) -> tuple[Support, ...]:
+        """Of what a line (its number) supports, what a lead of the same entry is near enough to count."""
+        if not found or line >= self.kept_from:
             return found
         if len(found) == 1:  # the usual case, by far
             return found if self._near(found[0][0], line) else ()
         return tuple(support for support in found if self._near(support[0], line))
+
+    def reach(self, entries: frozenset[int]) -> list[tuple[int, int]]:
+        """The line numbers (low, high excluded, in order, apart) where a lead of one of these
+        entries (or of any) makes a cause line count, by `supports`, in the block just noted."""
+        leads = sorted({*self._any, *(line for entry in entries for line in self._by_entry.get(entry, ()))})
+        return _union([(line - CAUSE_WINDOW, line + CAUSE_WINDOW + 1) for line in leads])
 
     def _near(self, entry: int, line: int) -> bool:
         lines = self._by_entry.get(entry)
@@ -153,6 +164,12 @@ class NearLeads:
         lines = self._any
         at = bisect_left(lines, line - CAUSE_WINDOW)
         return at < len(lines) and lines[at] <= line + CAUSE_WINDOW
+
+
+def line_count(block: bytes, span: tuple[int, int]) -> int:
+    """How many lines block[start:end] holds, the last one maybe without its newline."""
+    start, end = span
+    return block.count(b"\n", start, end) + (0 if end == start or block[end - 1] == ord("\n") else 1)
 
 
 def merge(main: list[Candidate], causes: list[Candidate], keys: list[bytes | None] | None = None) -> list[Line]:
@@ -236,6 +253,7 @@ def _back(block: bytes, position: int, lines: int, floor: int) -> int:
 
 
 def _union(found: list[Stretch]) -> list[Stretch]:
+    """The ranges (low, high) as few sorted ranges apart, overlapping and touching ones joined."""
     out: list[Stretch] = []
     for start, end in sorted(found):
         if out and start <= out[-1][1]:

@@ -34,13 +34,14 @@ def confirm(signature: CompiledSignature, text: str) -> re.Match[str] | None:
     for match in regex.finditer(text):
         if signature.cause is not None and not _whole_words(text, match):
             continue
-        if match.group().isdigit() and not _error_context(text):
+        if match.group().isdigit() and not error_context(text):
             continue
         return None if signature.excluded(text) else match
     return None
 
 
-def _error_context(text: str) -> bool:
+def error_context(text: str) -> bool:
+    """Whether a number on this line may be an error code."""
     return _CODE_CONTEXT.search(text) is not None or error_kind(text) is not None
 
 

@@ -91,6 +91,8 @@ _KINDS = (
     (SYMPTOM, _SYMPTOM),
 )
 """In the order a line is judged: the first kind that matches is the line's."""
+PATTERNS: tuple[str, ...] = (*(regex.pattern for _, regex in _KINDS), _NOT_AN_ERROR.pattern, _PREFIX.pattern)
+"""Every regex that judges a line here: the native shape table must know those that tell digits apart."""
 
 
 def error_kind(text: str) -> str | None:

@@ -13,10 +13,13 @@ stretches of a log near such lines (see `triage.engine.cause_lines`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache, cached_property
 from typing import Any, Protocol
 
 from triage.engine.compiled import CASE_SENSITIVE_TRIGGERS, TRIGGER_PATTERNS, CompiledKB
 from triage.engine.context import CONTEXT_TRIGGERS
+from triage.engine.digits import digit_patterns, regex_sources
 
 TRIGGER = -1
 """The id reported for a trigger word (a line that fuzzy signatures should look at)."""
@@ -45,6 +48,11 @@ class Prefilter(Protocol):
         """Lines of block[start:end] that cause-evidence signatures may match, with those signatures."""
         ...
 
+    def digit_candidates(self, masked: bytes) -> tuple[list[Candidate], list[Candidate]]:
+        """Lines of a block with its digits masked whose match may depend on their digits (see
+        `triage.engine.digits`): those any pattern may tell apart, and those a bare code may."""
+        ...
+
 
 def _hyperscan_pattern(pattern: str) -> bytes:
     # Hyperscan has no named groups, and leading or trailing `.*` only multiplies match events.
@@ -69,10 +77,24 @@ class HyperscanPrefilter:
         import hyperscan  # deferred: optional dependency, and slow to import when unused
 
         own, causes = _own_and_cause(kb)
-        self._main = _HyperscanSet(hyperscan, kb, self.name, _main_patterns(hyperscan, kb, own), None)
+        self._hyperscan, self._kb = hyperscan, kb
+        self._main = _HyperscanSet(hyperscan, kb, self.name, lambda: _main_patterns(hyperscan, kb, own), None)
         self._causes = _HyperscanSet(
-            hyperscan, kb, CAUSES_STATE, _cause_patterns(hyperscan, kb, causes), frozenset(causes)
+            hyperscan, kb, CAUSES_STATE, lambda: _cause_patterns(hyperscan, kb, causes), frozenset(causes)
         )
+
+    @cached_property
+    def _digits(self) -> tuple[_HyperscanSet, _HyperscanSet]:
+        # Built on first use (by the native scan path); the KB cache then carries them too.
+        _, caseless = _flags(self._hyperscan)
+
+        def patterns(which: int) -> Callable[[], list[Pattern]]:
+            return lambda: [(p, n, caseless) for n, p in enumerate(_widened(self._kb)[which])]
+
+        named, codes = (
+            _HyperscanSet(self._hyperscan, self._kb, name, patterns(n), None) for n, name in enumerate(DIGITS_STATES)
+        )
+        return named, codes
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         return self._main.candidates(block, start, end)
@@ -80,9 +102,24 @@ class HyperscanPrefilter:
     def cause_candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         return self._causes.candidates(block, start, end)
 
+    def digit_candidates(self, masked: bytes) -> tuple[list[Candidate], list[Candidate]]:
+        named, codes = self._digits
+        return named.candidates(masked), codes.candidates(masked)
+
 
 CAUSES_STATE = "hyperscan-causes"
 """The KB cache's name for the cause-evidence database."""
+DIGITS_STATES = ("hyperscan-digits", "hyperscan-codes")
+
+
+def _widened(kb: CompiledKB) -> tuple[list[str], list[str]]:
+    return _widened_of(regex_sources(kb))
+
+
+@cache
+def _widened_of(sources: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    return digit_patterns(list(sources))
+
 
 Compilable = tuple[bytes, int, int]
 """(expression, id, flags) for hyperscan."""
@@ -122,11 +159,16 @@ class _HyperscanSet:
     """One hyperscan database over some patterns, and a Python pass for those it refuses."""
 
     def __init__(
-        self, hyperscan: Any, kb: CompiledKB, name: str, patterns: list[Pattern], fallback_ids: frozenset[int] | None
+        self,
+        hyperscan: Any,
+        kb: CompiledKB,
+        name: str,
+        patterns: Callable[[], list[Pattern]],
+        fallback_ids: frozenset[int] | None,
     ) -> None:
         state = kb.prefilter_state.get(name)
         if state is None:
-            state = _compile(hyperscan, patterns)
+            state = _compile(hyperscan, patterns())
             kb.prefilter_state[name] = state
         blob, unsupported = state
         self._db = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK) if blob else None
@@ -247,12 +289,22 @@ class PythonPrefilter:
         cased = [f"(?-i:{pattern})" for pattern in CASE_SENSITIVE_TRIGGERS]
         self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS) + cased + list(CONTEXT_TRIGGERS))
         self._causes = _PythonAlternation([kb.signatures[i].regex_source or "" for i in causes], frozenset(causes))
+        self._kb = kb
+
+    @cached_property
+    def _digits(self) -> tuple[_PythonAlternation, _PythonAlternation]:
+        named, codes = _widened(self._kb)
+        return _PythonAlternation(named), _PythonAlternation(codes)
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         return self._alternation.candidates(block, start, end)
 
     def cause_candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         return self._causes.candidates(block, start, end)
+
+    def digit_candidates(self, masked: bytes) -> tuple[list[Candidate], list[Candidate]]:
+        named, codes = self._digits
+        return named.candidates(masked), codes.candidates(masked)
 
 
 def build_prefilter(kb: CompiledKB, *, prefer: str | None = None) -> Prefilter:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, Line, NearLeads, leads, merge
+from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, NearLeads
 from triage.engine.compiled import CompiledKB
 from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
@@ -20,6 +20,7 @@ from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
 from triage.engine.job_ranks import rank_of_line, rank_of_source
+from triage.engine.lines import Scope, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
@@ -67,6 +68,8 @@ class Scanner:
         self._windows = CauseWindows()
         self._with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
         self._cause_lines = CauseLines(kb, self.prefilter, self._matcher)
+        scope = Scope(kb, self.prefilter, self._cause_lines, self._shapes, self._with_causes)
+        self._finder = line_finder(scope, self.context, self.unclaimed)
         self._started = time.perf_counter()
 
     # -- input ---------------------------------------------------------------------------------
@@ -182,8 +185,8 @@ class Scanner:
         shapes = self._shapes
         context = self.context
         unclaimed = self.unclaimed
-        found, marks = self._lines(state, block, start, end)
-        # Line numbers the cause plan already counted, to jump to instead of counting again.
+        found, marks = self._finder.lines(state.near, state.lines, block, (start, end))
+        # Line numbers the line finder already counted, to jump to instead of counting again.
         mark, marks_left = (start, 0), iter(marks)
         for line_start, line_end, ids, causes, known in found:
             raw = block[line_start:line_end]
@@ -217,12 +220,12 @@ class Scanner:
             if long:
                 newly |= self._match_long_line(state, line_number, raw)
             elif shape is not None and shape.ids == ids:
-                extra = self._extra(state, (line_number, line_start), key, raw, causes) if ids is not None else ()
+                extra = self._extra(state, line_number, key, raw, causes) if ids is not None else ()
                 if extra or not shape.quiet:
                     self._repeat(shape, state, line_number, raw, extra)
             else:
                 following = (block, line_end + 1, end) if line_end < end else None
-                newly |= self._match_shape(state, line_number, (raw, key, line_start), ids, causes, following)
+                newly |= self._match_shape(state, line_number, (raw, key), ids, causes, following)
         if complete:
             # Only the rest of the block is left to count: the lines up to `position` already are.
             for mark in marks[-1:]:
@@ -231,32 +234,23 @@ class Scanner:
             count = newlines_before + block.count(b"\n", position, end)
             state.lines += count
             self.lines += count
+        self._finder.settle(block)
         return newly
-
-    def _lines(self, state: _Source, block: bytes, start: int, end: int) -> tuple[list[Line], list[tuple[int, int]]]:
-        """The candidate lines of block[start:end], and cause lines where they may count; and
-        (offset, lines before it in the block) of the lines that may lead to cause lines."""
-        main = self.prefilter.candidates(block, start, end)
-        if not self._cause_lines.enabled:
-            return merge(main, []), []
-        found, keys = leads(block, main, self._shapes, self._with_causes)
-        plan = state.near.plan(block, (start, end), found, state.lines)
-        return self._cause_lines.lines(block, plan.stretches, main, keys), plan.marks
 
     def _match_shape(
         self,
         state: _Source,
         line_number: int,
-        line: tuple[bytes, bytes, int],
+        line: tuple[bytes, bytes],
         ids: set[int] | frozenset[int] | None,
         causes: set[int] | None,
         following: tuple[bytes, int, int] | None,
     ) -> set[int]:
-        """Match or count a line (raw bytes, digit-masked key, offset in its block) flagged with main
+        """Match or count a line (raw bytes, digit-masked key) flagged with main
         and cause ids; `following` is (block, start, end) of what follows it, for a message wrapped
         onto the next line."""
-        raw, key, offset = line
-        extra = self._extra(state, (line_number, offset), key, raw, causes) if ids is not None else ()
+        raw, key = line
+        extra = self._extra(state, line_number, key, raw, causes) if ids is not None else ()
         if ids is CAUSE_ONLY:
             # A line only a cause pattern flagged is cause evidence and nothing else: not numbered.
             if extra:
@@ -276,11 +270,11 @@ class Scanner:
         return found_first
 
     def _extra(
-        self, state: _Source, where: tuple[int, int], key: bytes, raw: bytes, causes: set[int] | None
+        self, state: _Source, line_number: int, key: bytes, raw: bytes, causes: set[int] | None
     ) -> tuple[Support, ...]:
-        """What a line (its number, its offset in the block) supports by the cause database, of the
-        entries whose leads are near it. A line flagged 'try all' is matched against causes anyway."""
-        return () if causes is None else state.near.supports(where, self._cause_lines.supports(key, raw, causes))
+        """What a line supports by the cause database, of the entries whose leads are near it. A
+        line flagged 'try all' is matched against causes anyway."""
+        return () if causes is None else state.near.supports(line_number, self._cause_lines.supports(key, raw, causes))
 
     def _remember(self, key: bytes, shape: Shape) -> None:
         if len(self._shapes) >= SHAPE_CACHE_LIMIT:
@@ -296,7 +290,7 @@ class Scanner:
             for piece_start, piece_end, ids, causes, _ in pieces:
                 piece = window[piece_start:piece_end]
                 newly |= self._match_shape(
-                    state, line_number, (piece, piece.translate(DIGITS_TO_ZERO), 0), ids, causes, None
+                    state, line_number, (piece, piece.translate(DIGITS_TO_ZERO)), ids, causes, None
                 )
         return newly
 

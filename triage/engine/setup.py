@@ -30,7 +30,8 @@ def load_engine_kb(
 
     kb, errors = load_kb(dirs, strict=strict)
     compiled = compile_kb(kb)
-    build_prefilter(compiled)  # fills compiled.prefilter_state so the cache carries the database
+    # Fills compiled.prefilter_state so that the cache carries the databases, the native scan's too.
+    build_prefilter(compiled).digit_candidates(b"")
     payload = (compiled, [str(error) for error in errors])
     if kb_cache.enabled():
         kb_cache.store(key, payload)
@@ -42,10 +43,12 @@ EMPTY_KB = "the knowledge base is empty; check --kb and TRIAGE_KB_PATH"
 
 def load_reported_kb(extra_dirs: list[str], *, include_shipped: bool = True, warn: Callable[[str], None]) -> CompiledKB:
     """`load_engine_kb` for a face: each skipped entry, and an empty KB, is said through `warn`."""
-    from triage.kb.loader import report_skipped
-
     kb, errors = load_engine_kb(extra_dirs, include_shipped=include_shipped)
-    report_skipped(errors, warn)
+    if errors:
+        # The loader brings pydantic and YAML: a tenth of a second of start-up, for nothing to say.
+        from triage.kb.loader import report_skipped
+
+        report_skipped(errors, warn)
     if not kb.entries:
         warn(EMPTY_KB)
     return kb

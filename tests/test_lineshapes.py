@@ -1,0 +1,132 @@
+"""The native shape table: its API, and a scan through it finding what the pure-Python path finds."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from triage.engine.lines import NO_NATIVE, PrefilterLines
+
+NATIVE_OFF = os.environ.get(NO_NATIVE, "0") not in ("", "0")
+
+
+def test_the_native_table_is_used_unless_turned_off(engine_kb, prefilter):
+    from triage.engine import Scanner
+
+    finder = Scanner(engine_kb, prefilter=prefilter)._finder
+    if NATIVE_OFF:
+        assert isinstance(finder, PrefilterLines)
+    else:
+        from triage.engine.native_lines import NativeLines
+
+        assert isinstance(finder, NativeLines), "triage/engine/_lineshapes.c is not built: scripts/build_native.py"
+
+
+@pytest.fixture
+def native():
+    if NATIVE_OFF:
+        pytest.skip(f"{NO_NATIVE} is set")
+    from triage.engine import _lineshapes
+
+    return _lineshapes
+
+
+def ids(found):
+    return [shape for _, _, _, shape in found]
+
+
+def test_repeats_within_a_call_point_at_their_shapes_first_line(native):
+    table = native.Shapes()
+    block = b"step 1 ok\nstep 7 ok\nstep 12 ok\nstep 3 ok\n"
+    found = table.classify(block, 0, len(block))
+    assert [(start, end, index) for start, end, index, _ in found] == [(0, 9, 0), (10, 19, 1), (20, 30, 2), (31, 40, 3)]
+    # Digits are masked one by one: `12` is another shape than `7`.
+    assert ids(found) == [-1, -2, -1, -2]
+
+
+def test_quiet_shapes_are_skipped_and_active_ones_come_back_with_their_id(native):
+    table = native.Shapes()
+    assert table.register(b"step 0 ok", native.QUIET) == 0
+    assert table.register(b"loss 0.0", native.ACTIVE) == 1
+    block = b"step 4 ok\nloss 2.5\nstep 9 ok\nnew line\n"
+    assert [(start, index, shape) for start, _, index, shape in table.classify(block, 0, len(block))] == [
+        (10, 1, 1),
+        (29, 3, -1),
+    ]
+    assert table.classify(block, 10, 19) == [(10, 18, 0, 1)]  # a range of the buffer, indexed from its start
+
+
+def test_cause_lines_are_held_and_given_back_only_within_their_groups_reach(native):
+    table = native.Shapes()
+    table.register(b"cause a", native.CAUSE, 0)
+    table.register(b"cause b", native.CAUSE, 1)
+    block = b"cause a\nother\ncause b\ncause a\n"
+    assert ids(table.classify(block, 0, len(block))) == [-1]
+    assert [index for _, _, index, _ in table.held([[(0, 100)], []], 100, 0)] == [0, 3]
+    assert [index for _, _, index, _ in table.held([[(1, 3)], [(2, 3)]], 100, 0)] == [2]
+    assert table.held([], 0, 5) == []
+
+
+def test_of_the_last_lines_out_of_reach_the_last_few_of_each_group_are_held(native):
+    table = native.Shapes()
+    table.register(b"cause a", native.CAUSE, 0)
+    table.register(b"cause b", native.CAUSE, 1)
+    block = b"cause a\n" * 6 + b"cause b\n" * 2 + b"cause a\n"
+    assert table.classify(block, 0, len(block)) == []
+    # Line 1 is in reach; from line 2 on, out of reach, the last 3 of each group are held.
+    assert [index for _, _, index, _ in table.held([[(1, 2)], []], 2, 3)] == [1, 4, 5, 6, 7, 8]
+
+
+def test_crlf_and_a_last_line_without_its_newline(native):
+    table = native.Shapes()
+    block = b"a 1\r\na 2\nend 5"
+    found = table.classify(block, 0, len(block))
+    assert [(start, end) for start, end, _, _ in found] == [(0, 4), (5, 8), (9, 14)]
+    assert ids(found) == [-1, -1, -1] and table.lines == 3  # `a 1\r` is not `a 1`
+    table.register(b"end 0", native.QUIET)
+    assert len(table.classify(block, 0, len(block))) == 2
+
+
+def test_long_lines_always_come_back_and_are_never_registered(native):
+    table = native.Shapes(long_line=8)
+    block = b"0123456789\n0123456789\nshort\n"
+    assert ids(table.classify(block, 0, len(block))) == [-1, -1, -1]
+    with pytest.raises(ValueError):
+        table.register(b"0123456789", native.QUIET)
+
+
+def test_the_table_starts_over_when_full(native):
+    table = native.Shapes(limit=2)
+    assert [table.register(line, native.QUIET) for line in (b"a", b"b")] == [0, 1]
+    assert table.register(b"a", native.ACTIVE) == 0  # known: its id stays, its kind changes
+    assert table.register(b"c", native.QUIET) == 0 and len(table) == 1  # full: forgotten, then c
+    block = b"a\nb\nc\n"
+    assert ids(table.classify(block, 0, len(block))) == [-1, -1]
+
+
+def test_binary_junk_nul_bytes_and_bytes_that_look_like_digits(native):
+    table = native.Shapes()
+    lines = [b"\x00\x001", b"\x00\x002", b"\xb1x", b"\xb2x", b"\x011", b"\x021", b"\xff" * 20 + b"9"]
+    found = table.classify(b"\n".join(lines) + b"\n", 0, sum(map(len, lines)) + len(lines))
+    # Only ASCII digits are masked: \xb1 is not 1, nor \x01.
+    assert ids(found) == [-1, -2, -1, -1, -1, -1, -1]
+
+
+def test_many_distinct_lines_have_distinct_shapes(native):
+    rng = random.Random(1)
+    words = [bytes(rng.choice(b"abcdefghij") for _ in range(rng.randrange(1, 40))) for _ in range(20000)]
+    unique = sorted(set(words))
+    block = b"\n".join(unique) + b"\n"
+    assert ids(native.Shapes().classify(block, 0, len(block))) == [-1] * len(unique)
+
+
+def test_bad_arguments_are_refused(native):
+    table = native.Shapes()
+    with pytest.raises(ValueError):
+        table.classify(b"abc\n", 2, 10)
+    with pytest.raises(ValueError):
+        table.register(b"x", 7)
+    with pytest.raises(ValueError):
+        native.Shapes(limit=0)

@@ -1,0 +1,117 @@
+"""A scan through the native shape table finds what the pure-Python path finds, however the log is cut."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from triage.engine.evidence import CAUSE_WINDOW
+from triage.engine.lines import NO_NATIVE
+from tests.test_lineshapes import NATIVE_OFF
+
+pytestmark = pytest.mark.skipif(NATIVE_OFF, reason=f"{NO_NATIVE} is set: nothing to compare")
+
+OOM = (
+    "RuntimeError: NPU out of memory. Tried to allocate {n}.00 GiB (NPU 0; 60.97 GiB total capacity; "
+    "20.13 GiB already allocated; 20.13 GiB current active; 1.01 GiB free; 50.61 GiB reserved in total by PyTorch)"
+)
+EI0006 = "EI0006: [PID: {n}] Getting socket times out. Reason: Remote Rank did not send the data in time."
+WARNING = "[W compiler_depend.ts:{n}] Warning: Device do not support double dtype now, dtype cast repalce with float."
+# One shape, two entries: digits tell them apart, so their lines are matched one by one.
+CODES = (
+    "RuntimeError: ACL stream synchronize failed, error code:507015",
+    "RuntimeError: ACL stream synchronize failed, error code:507018",
+)
+
+
+def mixed_log(lines: int, seed: int) -> bytes:
+    rng = random.Random(seed)
+    out = []
+    for step in range(lines):
+        rank = f"[rank{rng.randrange(8)}]: " if rng.random() < 0.7 else ""
+        draw = rng.random()
+        if draw < 0.25:
+            out.append(WARNING.format(n=rng.randrange(900)))
+        elif draw < 0.253:
+            out.append(rank + EI0006.format(n=rng.randrange(10**6)))
+        elif draw < 0.255:
+            out.append(rank + OOM.format(n=rng.randrange(9)))
+        elif draw < 0.257:
+            out.append(rank + rng.choice(CODES))
+        elif draw < 0.259:
+            out.append(rank + "Running tokenizer on dataset")  # cause evidence of EI0006's slow-rank
+        elif draw < 0.26:
+            out += [
+                rank + "RuntimeError: Two accelerators cannot be",
+                rank + "    used at the same time in PyTorch: npu",
+            ]
+        elif draw < 0.261:
+            out.append("x" * rng.randrange(17_000, 40_000) + " error code:507015")  # longer than a match window
+        else:
+            out.append(f"{rank}step {step} | loss {rng.random():.4f} | tokens/s={rng.randrange(10**6)}")
+        if rng.random() < 0.01:
+            out[-1] += "\r"
+    return ("\n".join(out) + "\n").encode()
+
+
+def scan(engine_kb, prefilter, monkeypatch, data: bytes, chunk: int, *, native: bool):
+    from triage.engine import Scanner
+
+    monkeypatch.setenv(NO_NATIVE, "0" if native else "1")
+    scanner = Scanner(engine_kb, prefilter=prefilter)
+    for start in range(0, len(data), chunk):
+        scanner.feed(data[start : start + chunk], "x.log")
+    scanner.finish("x.log")
+    return scanner
+
+
+def same(one, other) -> None:
+    assert one.result().diagnoses == other.result().diagnoses
+    assert {e: (v.count, v.support_count) for e, v in one.evidence.items()} == {
+        e: (v.count, v.support_count) for e, v in other.evidence.items()
+    }
+    assert one.lines == other.lines
+
+
+@pytest.mark.parametrize(("seed", "chunk"), [(1, 1 << 30), (2, 65_536), (3, 7_777)])
+def test_native_and_pure_python_scans_agree(engine_kb, prefilter, monkeypatch, seed, chunk):
+    data = mixed_log(12_000, seed)
+    native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
+    found = {d.id for d in native.result().diagnoses}
+    assert {"aicore-exception-507015", "aicpu-exception-507018", "hccl-ei0006-socket-timeout"} <= found
+
+
+def test_cause_lines_in_a_blocks_last_lines_still_count_for_the_next_blocks_lead(engine_kb, prefilter, monkeypatch):
+    # Cause lines far from any lead, in a block's last lines: a lead in the next block can still
+    # reach the last few per entry (those `CauseWindow` keeps waiting), as in the pure-Python path.
+    cause = "[rank0]: Running tokenizer on dataset"
+    lines = [cause] + [f"step {n}" for n in range(3 * CAUSE_WINDOW)] + [cause] * 40 + ["step x"] * 10
+    lines += ["[rank0]: " + EI0006.format(n=1)] + [f"step {n}" for n in range(100)]
+    data = ("\n".join(lines) + "\n").encode()
+    # The first block registers the cause line's shape; the second holds its repeats in its last lines.
+    cuts = [0, len(cause) + 1, data.index(b"[rank0]: EI0006"), len(data)]
+    scanners = []
+    for native in (True, False):
+        monkeypatch.setenv(NO_NATIVE, "0" if native else "1")
+        from triage.engine import Scanner
+
+        scanner = Scanner(engine_kb, prefilter=prefilter)
+        for start, end in zip(cuts, cuts[1:]):
+            scanner.feed(data[start:end], "x.log")
+        scanner.finish("x.log")
+        scanners.append(scanner)
+    same(*scanners)
+    entry = next(n for n, e in enumerate(engine_kb.entries) if e.id == "hccl-ei0006-socket-timeout")
+    assert scanners[0].evidence[entry].support_count >= 16
+
+
+def test_repeats_of_a_shape_count_with_their_own_lines_and_ranks(scan_text):
+    lines = [f"[rank{n % 8}]: " + EI0006.format(n=1000 + n) for n in range(3000)]
+    result = scan_text("\n".join(lines) + "\n")
+    diagnosis = next(d for d in result.diagnoses if d.id == "hccl-ei0006-socket-timeout")
+    assert diagnosis.evidence_count == 3000
+    assert (diagnosis.evidence[0].line, diagnosis.evidence[-1].line) == (1, 3000)
+    assert (diagnosis.evidence[0].rank, diagnosis.evidence[-1].rank) == (0, 2999 % 8)
+    assert diagnosis.first_seen == 1

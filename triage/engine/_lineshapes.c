@@ -1,0 +1,426 @@
+/* Line shapes at memory speed: the scanner's per-line hot path.
+ *
+ * A log repeats a few hundred line shapes (a line's bytes with its digits masked) millions of
+ * times. A Shapes table walks a buffer's lines once, hashes each line's masked bytes and looks the
+ * hash up in a table it keeps across calls: lines of a shape registered QUIET (it matched nothing)
+ * are skipped, lines of a CAUSE shape (only cause-evidence patterns match it) are set aside until
+ * the scanner says where cause evidence may count (see held), and every other line is handed back.
+ * So the Python side and the regex engines see only lines that can change a result.
+ *
+ * The table owns no Python objects: a shape is a 64-bit hash, its length, a kind and an id that
+ * the caller hands out; the caller keeps what the id stands for.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { KIND_QUIET = 0, KIND_CAUSE = 1, KIND_ACTIVE = 2 };
+
+typedef struct {
+    uint64_t hash; /* 0: an empty slot (a real hash of 0 is stored as 1) */
+    uint32_t length;
+    int32_t id;
+    int32_t kind;
+    int32_t group; /* of a CAUSE shape: which reach its lines are kept in (see held) */
+} Slot;
+
+typedef struct {
+    Py_ssize_t start, end, index;
+    int32_t id, group;
+} Held;
+
+typedef struct {
+    uint64_t hash;
+    uint32_t length;
+    int32_t first; /* where its first line is in the call's list */
+} Fresh;
+
+typedef struct {
+    PyObject_HEAD
+    Slot *slots;
+    Py_ssize_t mask; /* slots - 1: a power of two, at least twice the limit */
+    Py_ssize_t count;
+    Py_ssize_t limit;
+    Py_ssize_t long_line;
+    Held *held; /* the CAUSE lines of the last classify call */
+    Py_ssize_t held_count, held_room;
+    Fresh *fresh; /* the call's shapes not registered: their repeats point at their first line */
+    Py_ssize_t fresh_mask, fresh_count;
+    Py_ssize_t lines; /* in the range of the last classify call */
+} Shapes;
+
+static const uint64_t ONES = 0x0101010101010101ULL;
+static const uint64_t HIGHS = 0x8080808080808080ULL;
+static const uint64_t ZEROS = 0x3030303030303030ULL; /* '0' in every byte */
+
+/* '1'..'9' -> '0' in eight bytes at once: a byte is a digit when its xor with '0' is below 10. */
+static inline uint64_t mask_digits(uint64_t word) {
+    uint64_t x = word ^ ZEROS;
+    uint64_t below_ten = ~((x | HIGHS) - 10 * ONES) & ~x & HIGHS;
+    uint64_t digits = (below_ten >> 7) * 0xFF;
+    return (x & ~digits) ^ ZEROS;
+}
+
+/* wyhash's multiply-and-fold: every input bit reaches every output bit. */
+static inline uint64_t mix(uint64_t a, uint64_t b) {
+    __uint128_t product = (__uint128_t)a * b;
+    return (uint64_t)product ^ (uint64_t)(product >> 64);
+}
+
+static uint64_t shape_hash(const unsigned char *line, Py_ssize_t length) {
+    uint64_t h = 0x243F6A8885A308D3ULL ^ (uint64_t)length;
+    Py_ssize_t at = 0;
+    for (; at + 8 <= length; at += 8) {
+        uint64_t word;
+        memcpy(&word, line + at, 8);
+        h = mix(mask_digits(word) ^ 0xA0761D6478BD642FULL, h ^ 0xE7037ED1A0B428DBULL);
+    }
+    if (at < length) {
+        uint64_t word = 0;
+        memcpy(&word, line + at, (size_t)(length - at)); /* zero padding: masking leaves zeros alone */
+        h = mix(mask_digits(word) ^ 0xA0761D6478BD642FULL, h ^ 0xE7037ED1A0B428DBULL);
+    }
+    h = mix(h, 0x8EBC6AF09C88C6E3ULL);
+    return h ? h : 1;
+}
+
+static Slot *find_slot(Shapes *self, uint64_t hash, uint32_t length) {
+    Py_ssize_t at = (Py_ssize_t)(hash & (uint64_t)self->mask);
+    for (;;) {
+        Slot *slot = &self->slots[at];
+        if (slot->hash == 0 || (slot->hash == hash && slot->length == length)) {
+            return slot;
+        }
+        at = (at + 1) & self->mask;
+    }
+}
+
+static Fresh *find_fresh(Fresh *table, Py_ssize_t mask, uint64_t hash, uint32_t length) {
+    Py_ssize_t at = (Py_ssize_t)(hash & (uint64_t)mask);
+    while (table[at].hash != 0 && (table[at].hash != hash || table[at].length != length)) {
+        at = (at + 1) & mask;
+    }
+    return &table[at];
+}
+
+/* The first line of this call with the line's shape: -1 when it is the first (then noted as such,
+ * at `position`), else -2 - where that line is. */
+static long fresh_shape(Shapes *self, uint64_t hash, uint32_t length, Py_ssize_t position) {
+    if (2 * (self->fresh_count + 1) > self->fresh_mask + 1) {
+        Py_ssize_t size = self->fresh ? 2 * (self->fresh_mask + 1) : 1024;
+        Fresh *grown = PyMem_Calloc((size_t)size, sizeof(Fresh));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return LONG_MIN;
+        }
+        for (Py_ssize_t n = 0; self->fresh && n <= self->fresh_mask; n++) {
+            if (self->fresh[n].hash != 0) {
+                *find_fresh(grown, size - 1, self->fresh[n].hash, self->fresh[n].length) = self->fresh[n];
+            }
+        }
+        PyMem_Free(self->fresh);
+        self->fresh = grown;
+        self->fresh_mask = size - 1;
+    }
+    Fresh *slot = find_fresh(self->fresh, self->fresh_mask, hash, length);
+    if (slot->hash != 0) {
+        return -2 - (long)slot->first;
+    }
+    *slot = (Fresh){hash, length, (int32_t)position};
+    self->fresh_count++;
+    return -1;
+}
+
+static void Shapes_dealloc(Shapes *self) {
+    PyMem_Free(self->slots);
+    PyMem_Free(self->held);
+    PyMem_Free(self->fresh);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"limit", "long_line", NULL};
+    Py_ssize_t limit = 1 << 16, long_line = 16 * 1024;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|nn", names, &limit, &long_line)) {
+        return -1;
+    }
+    if (limit < 1 || limit > (1 << 26) || long_line < 0) {
+        PyErr_SetString(PyExc_ValueError, "limit must be in 1..2**26 and long_line >= 0");
+        return -1;
+    }
+    Py_ssize_t size = 2;
+    while (size < 2 * limit) {
+        size <<= 1;
+    }
+    PyMem_Free(self->slots);
+    self->slots = PyMem_Calloc((size_t)size, sizeof(Slot));
+    if (self->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->mask = size - 1;
+    self->count = 0;
+    self->limit = limit;
+    self->long_line = long_line;
+    self->held_count = 0;
+    self->lines = 0;
+    return 0;
+}
+
+static int hold(Shapes *self, Py_ssize_t start, Py_ssize_t end, Py_ssize_t index, const Slot *slot) {
+    if (self->held_count == self->held_room) {
+        Py_ssize_t room = self->held_room ? 2 * self->held_room : 1024;
+        Held *grown = PyMem_Realloc(self->held, (size_t)room * sizeof(Held));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->held = grown;
+        self->held_room = room;
+    }
+    self->held[self->held_count++] = (Held){start, end, index, slot->id, slot->group};
+    return 0;
+}
+
+static int append_line(PyObject *out, Py_ssize_t start, Py_ssize_t end, Py_ssize_t index, long id) {
+    PyObject *item = Py_BuildValue("(nnnl)", start, end, index, id);
+    if (item == NULL) {
+        return -1;
+    }
+    int failed = PyList_Append(out, item);
+    Py_DECREF(item);
+    return failed;
+}
+
+PyDoc_STRVAR(classify_doc,
+             "classify(buffer, start, end) -> list of (start, end, index, id)\n\n"
+             "The lines of buffer[start:end] (the last one may lack its newline) that the caller must see,\n"
+             "index counting lines from `start`. id: that of the line's ACTIVE shape; -1 for the first line\n"
+             "of a shape not registered (and for a line longer than long_line); -2 - n for a later line of\n"
+             "the same shape, whose first line is item n. QUIET lines are skipped; CAUSE lines are held\n"
+             "for `held`, until the next call.");
+
+static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end)) {
+        return NULL;
+    }
+    if (start < 0 || end > view.len || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "start and end must lie within the buffer");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *data = view.buf;
+    Py_ssize_t position = start, index = 0;
+    self->held_count = 0;
+    if (self->fresh_count) {
+        memset(self->fresh, 0, (size_t)(self->fresh_mask + 1) * sizeof(Fresh));
+        self->fresh_count = 0;
+    }
+    while (position < end) {
+        const unsigned char *newline = memchr(data + position, '\n', (size_t)(end - position));
+        Py_ssize_t line_end = newline ? newline - data : end;
+        Py_ssize_t length = line_end - position;
+        long id = -1;
+        if (length <= self->long_line) {
+            uint64_t hash = shape_hash(data + position, length);
+            Slot *slot = find_slot(self, hash, (uint32_t)length);
+            if (slot->hash != 0) {
+                if (slot->kind == KIND_QUIET) {
+                    goto next;
+                }
+                if (slot->kind == KIND_CAUSE) {
+                    if (hold(self, position, line_end, index, slot) < 0) {
+                        goto fail;
+                    }
+                    goto next;
+                }
+                id = slot->id;
+            } else if ((id = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out))) == LONG_MIN) {
+                goto fail;
+            }
+        }
+        if (append_line(out, position, line_end, index, id) < 0) {
+            goto fail;
+        }
+    next:
+        position = line_end + 1;
+        index++;
+    }
+    self->lines = index;
+    PyBuffer_Release(&view);
+    return out;
+fail:
+    PyBuffer_Release(&view);
+    Py_DECREF(out);
+    return NULL;
+}
+
+PyDoc_STRVAR(held_doc,
+             "held(reach, tail, last) -> list of (start, end, index, id)\n\n"
+             "The CAUSE lines of the last classify call that may count. reach[g] is a sorted list of\n"
+             "non-overlapping (low, high) ranges of line indices (high excluded) where a line of group g\n"
+             "counts: near a line of an entry it supports. Of the lines from index `tail` on (a block's\n"
+             "last lines, which a later block may reach back to) that no range holds, the last `last` of\n"
+             "each group are kept too: no more can wait for a later block (see CauseWindow).");
+
+/* Whether index lies in one of the sorted (low, high) ranges. */
+static int within(PyObject *ranges, Py_ssize_t index, int *found) {
+    Py_ssize_t low = 0, high = PyList_GET_SIZE(ranges);
+    while (low < high) {
+        Py_ssize_t middle = (low + high) / 2, from, to;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(ranges, middle), "nn", &from, &to)) {
+            return -1;
+        }
+        if (index < from) {
+            high = middle;
+        } else if (index >= to) {
+            low = middle + 1;
+        } else {
+            *found = 1;
+            return 0;
+        }
+    }
+    *found = 0;
+    return 0;
+}
+
+static PyObject *Shapes_held(Shapes *self, PyObject *args) {
+    PyObject *reach, *out = NULL;
+    Py_ssize_t tail, last;
+    if (!PyArg_ParseTuple(args, "O!nn", &PyList_Type, &reach, &tail, &last)) {
+        return NULL;
+    }
+    Py_ssize_t groups = PyList_GET_SIZE(reach);
+    /* Whether each line is kept, decided from the end: that is where a group's last lines are. */
+    char *keep = PyMem_Calloc((size_t)self->held_count + 1, 1);
+    Py_ssize_t *waiting = PyMem_Calloc((size_t)groups + 1, sizeof(Py_ssize_t));
+    if (keep == NULL || waiting == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t n = self->held_count - 1; n >= 0; n--) {
+        Held *h = &self->held[n];
+        int found = 0;
+        if (h->group >= groups) {
+            continue;
+        }
+        PyObject *ranges = PyList_GET_ITEM(reach, h->group);
+        if (!PyList_Check(ranges)) {
+            PyErr_SetString(PyExc_TypeError, "reach must be a list of lists of (low, high)");
+            goto done;
+        }
+        if (within(ranges, h->index, &found) < 0) {
+            goto done;
+        }
+        keep[n] = found || (h->index >= tail && waiting[h->group]++ < last);
+    }
+    out = PyList_New(0);
+    for (Py_ssize_t n = 0; out != NULL && n < self->held_count; n++) {
+        Held *h = &self->held[n];
+        if (keep[n] && append_line(out, h->start, h->end, h->index, h->id) < 0) {
+            Py_CLEAR(out);
+        }
+    }
+done:
+    PyMem_Free(keep);
+    PyMem_Free(waiting);
+    return out;
+}
+
+PyDoc_STRVAR(register_doc,
+             "register(line, kind, group=0) -> int\n\n"
+             "Remember the shape of `line` (bytes without its newline) as QUIET, CAUSE (of `group`, see\n"
+             "held) or ACTIVE; returns\n"
+             "its id, the number of shapes registered before it. A full table starts over first: an id\n"
+             "of 0 tells the caller to forget what the old ids stood for. A shape registered again\n"
+             "keeps its id and takes the new kind.");
+
+static PyObject *Shapes_register(Shapes *self, PyObject *args) {
+    Py_buffer view;
+    int kind, group = 0;
+    if (!PyArg_ParseTuple(args, "y*i|i", &view, &kind, &group)) {
+        return NULL;
+    }
+    if (kind < KIND_QUIET || kind > KIND_ACTIVE || group < 0 || view.len > self->long_line) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "kind must be QUIET, CAUSE or ACTIVE, group at least 0, and the line at most long_line");
+        return NULL;
+    }
+    uint64_t hash = shape_hash(view.buf, view.len);
+    uint32_t length = (uint32_t)view.len;
+    PyBuffer_Release(&view);
+    Slot *slot = find_slot(self, hash, length);
+    if (slot->hash == 0) {
+        if (self->count >= self->limit) {
+            memset(self->slots, 0, (size_t)(self->mask + 1) * sizeof(Slot));
+            self->count = 0;
+            slot = find_slot(self, hash, length);
+        }
+        *slot = (Slot){hash, length, (int32_t)self->count++, 0, 0};
+    }
+    slot->kind = kind;
+    slot->group = group;
+    return PyLong_FromLong(slot->id);
+}
+
+static Py_ssize_t Shapes_len(Shapes *self) { return self->count; }
+
+static PyMethodDef Shapes_methods[] = {
+    {"classify", (PyCFunction)Shapes_classify, METH_VARARGS, classify_doc},
+    {"held", (PyCFunction)Shapes_held, METH_VARARGS, held_doc},
+    {"register", (PyCFunction)Shapes_register, METH_VARARGS, register_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Shapes_members[] = {
+    {"lines", T_PYSSIZET, offsetof(Shapes, lines), READONLY, "How many lines the last classify call walked."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PySequenceMethods Shapes_sequence = {.sq_length = (lenfunc)Shapes_len};
+
+static PyTypeObject ShapesType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "triage.engine._lineshapes.Shapes",
+    .tp_doc = PyDoc_STR("Shapes(limit=65536, long_line=16384): a bounded table of line shapes."),
+    .tp_basicsize = sizeof(Shapes),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Shapes_init,
+    .tp_dealloc = (destructor)Shapes_dealloc,
+    .tp_methods = Shapes_methods,
+    .tp_members = Shapes_members,
+    .tp_as_sequence = &Shapes_sequence,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "triage.engine._lineshapes",
+    .m_doc = PyDoc_STR("Line shapes (bytes with digits masked) counted in native code; see Shapes."),
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__lineshapes(void) {
+    if (PyType_Ready(&ShapesType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(m, "Shapes", (PyObject *)&ShapesType) < 0 ||
+        PyModule_AddIntConstant(m, "QUIET", KIND_QUIET) < 0 || PyModule_AddIntConstant(m, "CAUSE", KIND_CAUSE) < 0 ||
+        PyModule_AddIntConstant(m, "ACTIVE", KIND_ACTIVE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

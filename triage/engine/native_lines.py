@@ -1,0 +1,206 @@
+"""The scanner's lines through the native shape table: work that grows with distinct shapes.
+
+The compiled table (`_lineshapes.c`) walks a block's lines and hashes each with its digits masked.
+A line of a shape known to need nothing is skipped there; a line of a shape that only cause
+evidence matches waits there until the scan knows which leads are near; every other line comes
+back. Only the first line of each shape not seen before goes through the prefilter, packed with
+the others into one small buffer; once the scanner has matched them, each shape is registered by
+what it needed.
+
+A shape stands for all its lines only where no pattern can tell their digits apart (see
+`triage.engine.digits`): lines that one can are matched one by one, as if each were new. So are
+lines that feed what the scanner still collects line by line (the job context, traceback frames),
+and lines whose meaning depends on the next one (a wrapped message): those are never registered.
+"""
+
+from __future__ import annotations
+
+from triage.engine import _lineshapes
+from triage.engine.cause_lines import CAUSE_ONLY, Line, NearLeads, leads, merge
+from triage.engine.confirm import error_context
+from triage.engine.context import MAX_LINES as CONTEXT_LINES
+from triage.engine.context import JobContext
+from triage.engine.evidence import WAITING_LINES
+from triage.engine.lines import Marks, Scope
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
+from triage.engine.prefilter import CONTEXT, Candidate
+from triage.engine.shapes import MATCH_WINDOW
+from triage.engine.unclaimed import FRAME, MAX_FRAMES, UnclaimedErrors
+
+NATIVE_SHAPES = 1 << 16
+"""Shapes the table remembers before it starts over: about 2 MB, however many distinct lines."""
+NEWLINE = ord("\n")
+
+Ids = set[int] | frozenset[int] | None
+Needs = tuple[Ids, set[int] | None]
+"""(main prefilter ids, or CAUSE_ONLY where the main prefilter flags nothing; cause ids or None)."""
+Fresh = tuple[int, int, Ids, set[int] | None, bool]
+"""A line of a shape not registered: start, end, its ids, cause ids, and whether its shape may stand
+for its other lines."""
+Seen = tuple[int, int, int, int]
+"""A line the table handed back: start, end, its index in the block, its shape's id (see classify)."""
+
+
+class NativeLines:
+    def __init__(self, scope: Scope, context: JobContext, unclaimed: UnclaimedErrors) -> None:
+        self._scope = scope
+        self._context = context
+        self._unclaimed = unclaimed
+        self._table = _lineshapes.Shapes(limit=NATIVE_SHAPES, long_line=MATCH_WINDOW)
+        self._known: list[Needs | None] = []
+        """What each registered shape needs, by its id in the table (None for a quiet shape)."""
+        self._group_of: list[int] = []
+        """The group of each registered shape, by its id (-1 but for a cause shape)."""
+        self._groups: list[frozenset[int]] = []
+        """The entries that the lines of a group of cause shapes support."""
+        self._fresh: list[Fresh] = []
+        """The first lines of the last block's new shapes, to register once the scanner has matched them."""
+
+    def lines(
+        self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]
+    ) -> tuple[list[Line], Marks]:
+        seen = self._table.classify(block, *span)
+        main: list[Candidate] = []
+        causes: list[Candidate] = []
+        marks = []
+        for (line_start, line_end, index, _), (ids, cause_ids) in zip(seen, self._needs(block, seen)):
+            if not isinstance(ids, frozenset):  # CAUSE_ONLY: the main prefilter flags nothing
+                main.append((line_start, line_end, ids))
+            if cause_ids is not None:
+                # Kept wherever it is: where no lead is near, `NearLeads.supports` drops what it supports.
+                causes.append((line_start, line_end, cause_ids))
+            marks.append((line_start, index))
+        lines = self._table.lines
+        # The block's end, after all its newlines: the scan need not count them again.
+        marks.append((span[1], lines - (span[1] > span[0] and block[span[1] - 1] != NEWLINE)))
+        if not self._scope.cause_lines.enabled:
+            return merge(main, []), marks
+        found, keys = leads(block, main, self._scope.shapes, self._scope.with_causes)
+        index_of = dict(marks)
+        near.note([(entries, index_of[start]) for start, entries in found], lines_before, lines)
+        for line_start, line_end, index, shape in self._held(near, lines_before):
+            causes.append((line_start, line_end, self._known[shape][1]))  # type: ignore[index]
+            marks.append((line_start, index))
+        causes.sort()
+        marks.sort()
+        return merge(main, causes, keys), marks
+
+    def settle(self, block: bytes) -> None:
+        for line_start, line_end, ids, cause_ids, alike in self._fresh:
+            raw = block[line_start:line_end]
+            kind = self._kind(raw, ids, cause_ids) if alike else None
+            if kind is None:
+                continue
+            group = self._group(raw, cause_ids) if kind == _lineshapes.CAUSE else -1
+            if group is None:
+                kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
+            shape = self._table.register(raw, kind, max(group, 0))
+            needs = None if kind == _lineshapes.QUIET else (ids, cause_ids)
+            if shape == len(self._known):
+                self._known.append(needs)
+                self._group_of.append(group)
+            elif len(self._table) == 1:
+                self._known, self._group_of = [needs], [group]  # the table was full and started over
+            else:
+                self._known[shape], self._group_of[shape] = needs, group
+        self._fresh = []
+
+    def _held(self, near: NearLeads, lines_before: int) -> list[Seen]:
+        """The lines of cause shapes that may count: near a lead of an entry they support, or among
+        the block's last lines, where a lead of the next block may reach them. Of those last lines
+        that no lead of this block reaches, a later lead can only find the last WAITING_LINES per
+        entry (`CauseWindow` keeps no more waiting): the table keeps the last WAITING_LINES of each
+        group of shapes, which holds those of each of the group's entries."""
+        first = lines_before + 1  # the line number of the block's first line
+        reach = [
+            [(max(0, low - first), high - first) for low, high in near.reach(entries) if high > first]
+            for entries in self._groups
+        ]
+        return self._table.held(reach, near.kept_from - first, WAITING_LINES)
+
+    def _needs(self, block: bytes, seen: list[Seen]) -> list[Needs]:
+        """What each line the table handed back needs: its registered shape's, or (matched here)
+        its shape's first line's in this block, or its own where digits may tell its lines apart."""
+        firsts = [n for n, line in enumerate(seen) if line[3] == -1]
+        self._fresh = self._match(block, [seen[n] for n in firsts])
+        fresh = dict(zip(firsts, self._fresh))
+        needs: list[Needs] = []
+        apart: list[int] = []
+        for n, (_, _, _, shape) in enumerate(seen):
+            if shape >= 0:
+                needs.append(self._known[shape])  # type: ignore[arg-type]  # a quiet shape is never handed back
+                continue
+            first = fresh[n if shape == -1 else -2 - shape]
+            if shape != -1 and not first[4]:
+                apart.append(n)
+            needs.append(first[2:4])
+        for n, alone in zip(apart, self._match(block, [seen[n] for n in apart], judge=False)):
+            needs[n] = alone[2:4]
+        return needs
+
+    def _match(self, block: bytes, new: list[Seen], *, judge: bool = True) -> list[Fresh]:
+        """Prefilter ids of new lines: (start, end, ids, cause ids, alike), alike telling (when asked
+        to `judge`) whether a line's shape may stand for its other lines. A line longer than a match
+        window is never registered: it is scanned where it lies, as on the prefilter path."""
+        short = [line for line in new if line[1] - line[0] <= MATCH_WINDOW]
+        packed = iter(self._match_packed(block, short, judge=judge))
+        prefilter, causes = self._scope.prefilter, self._scope.cause_lines.enabled
+        out: list[Fresh] = []
+        for start, end, _, _ in new:
+            if end - start <= MATCH_WINDOW:
+                out.append(next(packed))
+                continue
+            ids = next((flagged for _, _, flagged in prefilter.candidates(block, start, end)), CAUSE_ONLY)
+            found = prefilter.cause_candidates(block, start, end) if causes else []
+            out.append((start, end, ids, next((flagged for _, _, flagged in found), None), False))
+        return out
+
+    def _match_packed(self, block: bytes, new: list[Seen], *, judge: bool) -> list[Fresh]:
+        """`_match` of short lines, packed into one small buffer for each prefilter."""
+        if not new:
+            return []
+        packed = b"\n".join([block[start:end] for start, end, _, _ in new]) + b"\n"
+        starts, at = {}, 0
+        for number, (start, end, _, _) in enumerate(new):
+            starts[at] = number
+            at += end - start + 1
+        prefilter = self._scope.prefilter
+        ids: list[Ids] = [CAUSE_ONLY] * len(new)
+        for start, _, flagged in prefilter.candidates(packed):
+            ids[starts[start]] = flagged
+        cause_ids: list[set[int] | None] = [None] * len(new)
+        if self._scope.cause_lines.enabled:
+            for start, _, flagged in prefilter.cause_candidates(packed):
+                cause_ids[starts[start]] = flagged
+        apart = set(range(len(new)))
+        if judge:
+            named, codes = prefilter.digit_candidates(packed.translate(DIGITS_TO_ZERO))
+            apart = {starts[start] for start, _, _ in named}
+            apart |= {starts[start] for start, end, _ in codes if error_context(decode_line(packed[start:end]))}
+        return [(start, end, ids[n], cause_ids[n], n not in apart) for n, (start, end, _, _) in enumerate(new)]
+
+    def _kind(self, raw: bytes, ids: Ids, cause_ids: set[int] | None) -> int | None:
+        """How the table should treat a matched shape's lines; None: hand each one back."""
+        if ids is None or CONTEXT in ids:
+            if self._context.lines_seen < CONTEXT_LINES:
+                return None
+            if len(self._unclaimed.frames) < MAX_FRAMES and FRAME.search(decode_line(raw)):
+                return None
+        if ids is not CAUSE_ONLY and ids != {CONTEXT}:
+            shape = self._scope.shapes.get(raw.translate(DIGITS_TO_ZERO))
+            if shape is None or shape.ids != ids:
+                return None  # not remembered: its meaning depends on the next line
+            if not shape.quiet:
+                return _lineshapes.ACTIVE
+        return _lineshapes.QUIET if cause_ids is None else _lineshapes.CAUSE
+
+    def _group(self, raw: bytes, cause_ids: set[int] | None) -> int | None:
+        """The group of a cause shape: of the entries its lines support (None when none)."""
+        supports = self._scope.cause_lines.supports(raw.translate(DIGITS_TO_ZERO), raw, cause_ids or set())
+        entries = frozenset(support[0] for support in supports)
+        if not entries:
+            return None
+        if entries not in self._groups:
+            # Few: one per set of entries that a line's cause evidence supports together.
+            self._groups.append(entries)
+        return self._groups.index(entries)
