@@ -9,6 +9,7 @@ entry's own lines (see `CauseWindow`).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,11 +119,13 @@ class EntryEvidence:
             self.shown.append(seen)
         self.last = seen
 
-    def add_support(self, seen: Sighting, cause: str, index: int, quality: float) -> None:
-        """Count a line that supports a cause; the first line of each cause signature is listed."""
+    def add_support(self, seen: Sighting | Callable[[], Sighting], cause: str, index: int, quality: float) -> None:
+        """Count a line that supports a cause; the first line of each cause signature is listed. The
+        line's sighting may come as how to make it: a repeat that is only counted never needs it."""
         self.support_count += 1
         qualities = self.cause_quality.setdefault(cause, {})
         if index not in qualities and len(self.support) < MAX_SUPPORT_LINES:
+            seen = seen if isinstance(seen, Sighting) else seen()
             # The same line, not the same order: cause lines are not numbered (see `Sighting.order`).
             if all(listed is not seen for listed, _, _ in self.support) and self.last is not seen:
                 self.support.append((seen, cause, index))
@@ -185,11 +188,29 @@ class CauseWindow:
 
     def near(self, seen: Sighting, payload: Any) -> bool:
         """Whether a cause line counts now; if not, it waits for an own line to follow."""
-        for rank, line in self._primary.get(seen.source, {}).items():
-            if seen.line - line <= CAUSE_WINDOW and _same_rank(rank, seen.rank):
-                return True
-        self._waiting.setdefault(seen.source, deque(maxlen=WAITING_LINES)).append((seen, payload))
+        if counts_at(self.reaching(seen.source, seen.line), lambda: seen.rank):
+            return True
+        self.wait(seen, payload)
         return False
+
+    def reaching(self, source: str, line: int) -> list[int | None]:
+        """The ranks (None: a line that names none) whose latest own line is near enough before this
+        line of `source` for a cause line there to count, if its rank is one of them (or it names none)."""
+        return [rank for rank, own in self._primary.get(source, {}).items() if line - own <= CAUSE_WINDOW]
+
+    def latest(self, source: str) -> int | None:
+        """The latest own line of `source`, if any: no cause line more than CAUSE_WINDOW after it counts."""
+        return max(self._primary.get(source, {}).values(), default=None)
+
+    def wait(self, seen: Sighting, payload: Any) -> None:
+        """Keep a cause line that does not count yet, in case an own line follows."""
+        self._waiting.setdefault(seen.source, deque(maxlen=WAITING_LINES)).append((seen, payload))
+
+
+def counts_at(ranks: list[int | None], rank: Callable[[], int | None]) -> bool:
+    """Whether a cause line counts, given the ranks `CauseWindow.reaching` finds for it and (read
+    only when they decide) its own."""
+    return bool(ranks) and (None in ranks or (own := rank()) is None or own in ranks)
 
 
 def _same_rank(a: int | None, b: int | None) -> bool:

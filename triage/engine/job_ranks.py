@@ -13,10 +13,18 @@ _FILE_RANK = re.compile(r"(?:rank|worker|proc|node|device)[_\-.]?(\d+)", re.IGNO
 
 
 def rank_of_line(text: str) -> int | None:
+    span = rank_span(text)
+    return None if span is None else int(text[span[0] : span[1]])
+
+
+def rank_span(text: str) -> tuple[int, int] | None:
+    """Where a line's rank is written, if it is. No pattern here tells one digit from another, so
+    the lines of one shape (digits masked) write theirs in the same place: a shape's span reads
+    the rank of each of its lines."""
     match = _LINE_RANK.search(text[:200])
     if not match:
         return None
-    return int(next(group for group in match.groups() if group is not None))
+    return next(match.span(n) for n, group in enumerate(match.groups(), 1) if group is not None)
 
 
 def rank_of_source(name: str) -> int | None:

@@ -16,12 +16,14 @@ and lines whose meaning depends on the next one (a wrapped message): those are n
 from __future__ import annotations
 
 from triage.engine import _lineshapes
-from triage.engine.cause_lines import CAUSE_ONLY, Line, NearLeads, leads, merge
+from triage.engine.cause_lines import CAUSE_ONLY, NearLeads, leads, merge
 from triage.engine.confirm import error_context
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.evidence import WAITING_LINES
-from triage.engine.lines import Marks, Scope
+from triage.engine.held_lines import NO_HELD_LINES, HeldLines, HeldShape, Seen
+from triage.engine.job_ranks import rank_span
+from triage.engine.lines import Found, Scope
 from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
 from triage.engine.prefilter import CONTEXT, Candidate
 from triage.engine.shapes import MATCH_WINDOW
@@ -37,8 +39,6 @@ Needs = tuple[Ids, set[int] | None]
 Fresh = tuple[int, int, Ids, set[int] | None, bool]
 """A line of a shape not registered: start, end, its ids, cause ids, and whether its shape may stand
 for its other lines."""
-Seen = tuple[int, int, int, int]
-"""A line the table handed back: start, end, its index in the block, its shape's id (see classify)."""
 
 
 class NativeLines:
@@ -49,16 +49,14 @@ class NativeLines:
         self._table = _lineshapes.Shapes(limit=NATIVE_SHAPES, long_line=MATCH_WINDOW)
         self._known: list[Needs | None] = []
         """What each registered shape needs, by its id in the table (None for a quiet shape)."""
-        self._group_of: list[int] = []
-        """The group of each registered shape, by its id (-1 but for a cause shape)."""
+        self._held_as: list[HeldShape] = []
+        """What the held lines of each registered shape support and where they write their rank, by its id."""
         self._groups: list[frozenset[int]] = []
         """The entries that the lines of a group of cause shapes support."""
         self._fresh: list[Fresh] = []
         """The first lines of the last block's new shapes, to register once the scanner has matched them."""
 
-    def lines(
-        self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]
-    ) -> tuple[list[Line], Marks]:
+    def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         seen = self._table.classify(block, *span)
         main: list[Candidate] = []
         causes: list[Candidate] = []
@@ -74,16 +72,16 @@ class NativeLines:
         # The block's end, after all its newlines: the scan need not count them again.
         marks.append((span[1], lines - (span[1] > span[0] and block[span[1] - 1] != NEWLINE)))
         if not self._scope.cause_lines.enabled:
-            return merge(main, []), marks
+            return merge(main, []), marks, NO_HELD_LINES
         found, keys = leads(block, main, self._scope.shapes, self._scope.with_causes)
         index_of = dict(marks)
         near.note([(entries, index_of[start]) for start, entries in found], lines_before, lines)
-        for line_start, line_end, index, shape in self._held(near, lines_before):
-            causes.append((line_start, line_end, self._known[shape][1]))  # type: ignore[index]
-            marks.append((line_start, index))
-        causes.sort()
-        marks.sort()
-        return merge(main, causes, keys), marks
+        held = self._held(near, lines_before)
+        return (
+            merge(main, causes, keys),
+            marks,
+            HeldLines(held, block, lines_before + 1, self._held_as, self._scope.cause_lines.supports),
+        )
 
     def settle(self, block: bytes) -> None:
         for line_start, line_end, ids, cause_ids, alike in self._fresh:
@@ -96,13 +94,14 @@ class NativeLines:
                 kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
             shape = self._table.register(raw, kind, max(group, 0))
             needs = None if kind == _lineshapes.QUIET else (ids, cause_ids)
+            held_as = (cause_ids or set(), rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1")))
             if shape == len(self._known):
                 self._known.append(needs)
-                self._group_of.append(group)
+                self._held_as.append(held_as)
             elif len(self._table) == 1:
-                self._known, self._group_of = [needs], [group]  # the table was full and started over
+                self._known, self._held_as = [needs], [held_as]  # the table was full and started over
             else:
-                self._known[shape], self._group_of[shape] = needs, group
+                self._known[shape], self._held_as[shape] = needs, held_as
         self._fresh = []
 
     def _held(self, near: NearLeads, lines_before: int) -> list[Seen]:
