@@ -2,8 +2,8 @@
 
 The compiled table (`_lineshapes.c`) walks a block's lines and hashes each with its digits masked.
 A line of a shape known to need nothing is skipped there; a line of a shape that only cause
-evidence matches waits there until the scan knows which leads are near; every other line comes
-back. Only the first line of each shape not seen before goes through the prefilter, packed with
+evidence matches waits there until the scan knows which leads are near, then comes back apart, to be
+counted in runs (`triage.engine.counts`); every other line comes back to be matched. Only the first line of each shape not seen before goes through the prefilter, packed with
 the others into one small buffer; once the scanner has matched them, each shape is registered by
 what it needed.
 
