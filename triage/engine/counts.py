@@ -61,10 +61,7 @@ class Counts:
             # One per line: a line listed for one cause is not listed again for another.
             seen = sightings.get(n)
             if seen is None:
-                start, end, index, _ = run[n]
-                seen = sightings[n] = Sighting(
-                    order, source.name, held.first + index, held.block[start:end], source.rank
-                )
+                seen = sightings[n] = held.sighting(run[n], order, source.name, source.rank)
             return seen
 
         for n, (start, _, index, shape) in enumerate(run):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from triage.engine.job_ranks import rank_of_line
+from triage.engine.job_ranks import UNREAD, RankAt, Unread, rank_of_line
 from triage.engine.normalize import DIGITS_TO_ZERO_TEXT, decode_line
 from triage.results import EvidenceLine
 
@@ -32,9 +32,17 @@ class Sighting:
     """Where a matched line was seen. Repeats of a line are sighted by the million: their text and
     rank are only read when the line is shown or a rank is needed."""
 
-    __slots__ = ("order", "source", "line", "_content", "_source_rank", "_rank", "_read")
+    __slots__ = ("order", "source", "line", "_content", "_source_rank", "_rank", "_read", "_rank_at")
 
-    def __init__(self, order: int, source: str, line: int, content: bytes | str, source_rank: int | None) -> None:
+    def __init__(
+        self,
+        order: int,
+        source: str,
+        line: int,
+        content: bytes | str,
+        source_rank: int | None,
+        rank_at: RankAt | Unread = UNREAD,
+    ) -> None:
         self.order = order
         """Arrival order of the entries' own lines (and error lines); a line that is only cause
         evidence shares the order of the numbered line before it, and is listed after it."""
@@ -44,12 +52,19 @@ class Sighting:
         self._source_rank = source_rank
         self._read = False
         self._rank: int | None = None
+        self._rank_at = rank_at
+        """Where the line's shape writes its rank (see `job_ranks.rank_span`), when that is known:
+        a repeat's rank is then read there, not searched for."""
 
     @property
     def rank(self) -> int | None:
         if not self._read:
-            head = self._content[:200]
-            found = rank_of_line(head.decode("latin-1") if isinstance(head, bytes) else head)
+            at, content = self._rank_at, self._content
+            if at is UNREAD:
+                head = content[:200]
+                found = rank_of_line(head.decode("latin-1") if isinstance(head, bytes) else head)
+            else:
+                found = None if at is None else int(content[at[0] : at[1]])
             self._rank = self._source_rank if found is None else found
             self._read = True
         return self._rank
@@ -61,7 +76,9 @@ class Sighting:
 
     def shifted(self, lines: int, orders: int) -> Sighting:
         """The same sighting in a scan that had already read `lines` lines and numbered `orders`."""
-        return Sighting(self.order + orders, self.source, self.line + lines, self._content, self._source_rank)
+        return Sighting(
+            self.order + orders, self.source, self.line + lines, self._content, self._source_rank, self._rank_at
+        )
 
     def evidence(self, supports: str | None) -> EvidenceLine:
         content = self._content

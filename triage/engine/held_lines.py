@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
+from triage.engine.evidence import Sighting
+from triage.engine.job_ranks import RankAt
 from triage.engine.normalize import DIGITS_TO_ZERO
 from triage.engine.shapes import Support
 
@@ -17,7 +19,7 @@ Seen = tuple[int, int, int, int]
 """A line the table handed back: start, end, its index in the block, its shape's id."""
 END = sys.maxsize
 """Past any line: `HeldLines.before(END)` takes the lines left."""
-HeldShape = tuple[set[int], tuple[int, int] | None]
+HeldShape = tuple[set[int], RankAt]
 """Of a shape whose lines are held: the cause signatures that may match them, and where they write
 their rank (see `job_ranks.rank_span`), if they do."""
 Supports = Callable[[bytes, bytes, set[int]], tuple[Support, ...]]
@@ -62,6 +64,10 @@ class HeldLines:
         """The rank of the line at `start`, as `Sighting.rank` reads it."""
         at = self._shapes[shape][1]
         return source_rank if at is None else int(self.block[start + at[0] : start + at[1]])
+
+    def sighting(self, line: Seen, order: int, source: str, source_rank: int | None) -> Sighting:
+        start, end, index, shape = line
+        return Sighting(order, source, self.first + index, self.block[start:end], source_rank, self._shapes[shape][1])
 
 
 NO_HELD_LINES = HeldLines([], b"", 0, [], lambda key, raw, ids: ())

@@ -21,7 +21,7 @@ from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
-from triage.engine.job_ranks import rank_of_line, rank_of_source
+from triage.engine.job_ranks import rank_of_line, rank_of_source, rank_span
 from triage.engine.lines import Scope, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
@@ -327,7 +327,9 @@ class Scanner:
         newly, primary, supports = (
             self._record(state, line_number, text, hits, extra) if hits or extra else (set(), (), ())
         )
-        return Shape(ids, primary, supports, unclaimed), newly
+        return Shape(
+            ids, primary, supports, unclaimed, rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1"))
+        ), newly
 
     def _note_unclaimed(self, state: _Source, line_number: int, text: str) -> ErrorLine | None:
         kind = error_kind(text)
@@ -377,7 +379,7 @@ class Scanner:
         """A line of a known shape: bump counters; its text and rank are read only if shown."""
         if shape.primary or shape.unclaimed is not None:
             self._order += 1
-        seen = Sighting(self._order, state.name, line_number, raw, state.rank)
+        seen = Sighting(self._order, state.name, line_number, raw, state.rank, shape.rank_at)
         for entry in shape.primary:
             self._counts.primary(entry, seen, new_shape=False)
         self._counts.supports(shape.supports, seen)
