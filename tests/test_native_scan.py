@@ -39,6 +39,12 @@ def mixed_log(lines: int, seed: int) -> bytes:
             out.append(rank + OOM.format(n=rng.randrange(9)))
         elif draw < 0.257:
             out.append(rank + rng.choice(CODES))
+        elif draw < 0.258:
+            # Digits a pattern names (the code), digits only a bare code may be (the PID: now and
+            # then a code itself), and digits none can read: lines grouped by the first two.
+            pid = rng.choice(["507018", "507015", str(rng.randrange(10**5, 10**6))])
+            code = rng.choice(["507015", "507018"])
+            out.append(rank + f"[ERROR] RUNTIME({pid},python):2026-11-28-02:17:{step % 60:02d} error code {code}.")
         elif draw < 0.259:
             out.append(rank + "Running tokenizer on dataset")  # cause evidence of EI0006's slow-rank
         elif draw < 0.26:
