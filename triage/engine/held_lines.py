@@ -22,6 +22,8 @@ END = sys.maxsize
 HeldShape = tuple[set[int], RankAt]
 """Of a shape whose lines are held: the cause signatures that may match them, and where they write
 their rank (see `job_ranks.rank_span`), if they do."""
+NOT_HELD: HeldShape = (set(), None)
+"""What a shape that is not held stands for here: one for all of them, on a log of a million shapes."""
 Supports = Callable[[bytes, bytes, set[int]], tuple[Support, ...]]
 """`CauseLines.supports`: what a line (digit-masked, raw) supports of the cause signatures given."""
 

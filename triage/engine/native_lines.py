@@ -26,7 +26,7 @@ from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.digit_groups import DigitGroups
 from triage.engine.evidence import WAITING_LINES
-from triage.engine.held_lines import NO_HELD_LINES, HeldLines, HeldShape, Seen
+from triage.engine.held_lines import NO_HELD_LINES, NOT_HELD, HeldLines, HeldShape, Seen
 from triage.engine.job_ranks import rank_span
 from triage.engine.lines import Found, Scope
 from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
@@ -114,7 +114,11 @@ class NativeLines:
                 kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
             shape = self._table.register(raw, kind, max(group, 0))
             needs = None if kind == _lineshapes.QUIET else (ids, cause_ids) if alike else APART
-            held_as = (cause_ids or set(), rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1")))
+            held_as = (
+                (cause_ids, rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1")))
+                if kind == _lineshapes.CAUSE and cause_ids is not None
+                else NOT_HELD
+            )
             if shape == len(self._known):
                 self._known.append(needs)
                 self._held_as.append(held_as)
