@@ -86,7 +86,9 @@ def evidence_of(scanner) -> dict:
     }
 
 
-EZ1001 = "EZ1001: [PID: {n}] self not implemented for DT_DOUBLE, should be in dtype support list [DT_FLOAT16,DT_FLOAT,]."
+EZ1001 = (
+    "EZ1001: [PID: {n}] self not implemented for DT_DOUBLE, should be in dtype support list [DT_FLOAT16,DT_FLOAT,]."
+)
 HOST_OOM = "OSError: [Errno 12] Cannot allocate memory"
 DATALOADER = "INFO dataloader.py:412 prefetch queue {n}/32, worker {w} ready"
 
