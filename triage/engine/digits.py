@@ -58,13 +58,36 @@ def digit_patterns(patterns: list[str]) -> tuple[list[str], list[str]]:
     with an error context (see `triage.engine.confirm`). Duplicates once."""
     named: dict[str, None] = {}
     codes: dict[str, None] = {}
+    for alternative, flags, code in _telling(patterns):
+        (codes if code else named).setdefault(widen(alternative, flags), None)
+    return list(named), list(codes)
+
+
+def digit_reads(patterns: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """What tells where a line's digits are read (see `triage.engine.digit_groups`): the probes of
+    the alternatives each widened pattern of `digit_patterns` stands for, and the bare codes as
+    written."""
+    probes: dict[str, list[str]] = {}
+    codes: dict[str, None] = {}
+    for alternative, flags, code in _telling(patterns):
+        if code:
+            codes.setdefault(keep(alternative, flags), None)
+        else:
+            probes.setdefault(widen(alternative, flags), []).append(probe(alternative, flags))
+    return probes, list(codes)
+
+
+def _telling(patterns: list[str]) -> list[tuple[Items, int, bool]]:
+    """The top-level alternatives that tell digits apart, with their pattern's flags and whether
+    each is a bare code."""
+    found = []
     for pattern in patterns:
         parsed = sre_parse.parse(pattern, re.IGNORECASE)
         flags = parsed.state.flags
         for alternative in _alternatives(list(parsed)):
             if _tells_digits(alternative):
-                (codes if _bare_code(alternative) else named).setdefault(widen(alternative, flags), None)
-    return list(named), list(codes)
+                found.append((alternative, flags, _bare_code(alternative)))
+    return found
 
 
 def _alternatives(items: list[tuple[Any, Any]]) -> list[list[tuple[Any, Any]]]:
@@ -124,9 +147,34 @@ def widen(parsed: Items, flags: int = 0) -> str:
     """The pattern with every digit it names made any digit, and its look-arounds dropped (each
     only narrows a match); ANY_DIGIT where a construct has no widened form here."""
     try:
-        text = _items(parsed)
+        text = _Writer(WIDEN).items(parsed)
     except ValueError:
         return ANY_DIGIT
+    return f"(?s){text}" if flags & re.DOTALL else text
+
+
+def probe(parsed: Items, flags: int = 0) -> str:
+    """The widened pattern, where each digit the pattern names may also be MARK, and which matches
+    only where one of them is: on a masked line whose digit run is written as MARKs, it tells
+    whether a digit the pattern names can be read in that run. ANY_DIGIT where it cannot tell (a
+    look-around that names digits reads outside the match)."""
+    writer = _Writer(PROBE)
+    try:
+        if any(op in (sre.ASSERT, sre.ASSERT_NOT) and _tells_digits(arg[-1]) for op, arg in _walk(parsed)):
+            raise ValueError("a look-around names digits")
+        text = writer.items(parsed)
+    except ValueError:
+        return ANY_DIGIT
+    # Fails unless a marked digit took part: `(?(1)|(?(2)|(?!)))`.
+    check = "(?!)"
+    for group in range(writer.groups, 0, -1):
+        check = f"(?({group})|{check})"
+    return f"(?s){text}{check}" if flags & re.DOTALL else f"{text}{check}"
+
+
+def keep(parsed: Items, flags: int = 0) -> str:
+    """The pattern as written (look-arounds dropped), for a bare code: what `probe` is to the others."""
+    text = _Writer(KEEP).items(parsed)
     return f"(?s){text}" if flags & re.DOTALL else text
 
 
@@ -166,52 +214,89 @@ def _digits_in(members: list[tuple[Any, Any]]) -> set[int]:
     return found
 
 
-def _items(items: Items) -> str:
-    return "".join(_item(op, argument) for op, argument in items)
+WIDEN, PROBE, KEEP = range(3)
+MARK = "\u00aa"
+"""A word character that is no digit (ª): `\\b` and `\\w` read it as they read a digit."""
 
 
-def _item(op: Any, argument: Any) -> str:
-    if op is sre.LITERAL:
-        if argument in DIGITS:
-            return ANY_DIGIT
-        # hyperscan reads bytes: a character beyond ASCII is its UTF-8 bytes, as one atom.
-        return (
-            _char(argument) if argument < 0x80 else "(?:" + "".join(f"\\x{b:02x}" for b in chr(argument).encode()) + ")"
-        )
-    if op is sre.NOT_LITERAL:
-        return r"[\s\S]" if argument in DIGITS else f"[^{_char(argument)}]"
-    if op is sre.ANY:
-        return "."
-    if op is sre.IN:
-        return _class(argument)
-    if op is sre.AT and argument in _AT:
-        return _AT[argument]
-    if op in (sre.ASSERT, sre.ASSERT_NOT):
-        return ""
-    if op is sre.BRANCH:
-        return "(?:" + "|".join(_items(branch) for branch in argument[1]) + ")"
-    if op is sre.SUBPATTERN:
-        _, add, remove, inner = argument
-        return f"(?{_flags(add)}{'-' + _flags(remove) if remove else ''}:{_items(inner)})"
-    if op in _REPEATS and op is not sre.POSSESSIVE_REPEAT:
-        low, high, inner = argument
-        bound = f"{{{low},}}" if high is sre.MAXREPEAT else f"{{{low},{high}}}"
-        return f"(?:{_items(inner)}){bound}{'?' if op is sre.MIN_REPEAT else ''}"
-    raise ValueError(f"no widened form for {op}")
+class _Writer:
+    """Writes parsed items back as a regex: the digits they name widened to any digit (WIDEN),
+    also marked (PROBE, see `probe`), or as they are (KEEP)."""
 
+    def __init__(self, mode: int) -> None:
+        self.mode = mode
+        self.groups = 0
 
-def _class(members: list[tuple[Any, Any]]) -> str:
-    negated = bool(members) and members[0][0] is sre.NEGATE
-    members = members[1:] if negated else members
-    named = _digits_in(members)
-    if 0 < len(named) < len(DIGITS):
+    def items(self, items: Items) -> str:
+        return "".join(self.item(op, argument) for op, argument in items)
+
+    def item(self, op: Any, argument: Any) -> str:
+        if op is sre.LITERAL:
+            if argument in DIGITS:
+                return chr(argument) if self.mode == KEEP else self._named(ANY_DIGIT)
+            # hyperscan reads bytes: a character beyond ASCII is its UTF-8 bytes, as one atom.
+            return (
+                _char(argument)
+                if argument < 0x80
+                else "(?:" + "".join(f"\\x{b:02x}" for b in chr(argument).encode()) + ")"
+            )
+        if op is sre.NOT_LITERAL:
+            if argument in DIGITS:
+                return f"[^{chr(argument)}]" if self.mode == KEEP else self._named(r"[\s\S]")
+            return f"[^{_char(argument)}]"
+        if op is sre.ANY:
+            return "."
+        if op is sre.IN:
+            return self._class(argument)
+        if op is sre.AT and argument in _AT:
+            return _AT[argument]
+        if op in (sre.ASSERT, sre.ASSERT_NOT):
+            return ""
+        if op is sre.BRANCH:
+            return "(?:" + "|".join(self.items(branch) for branch in argument[1]) + ")"
+        if op is sre.SUBPATTERN:
+            _, add, remove, inner = argument
+            return f"(?{_flags(add)}{'-' + _flags(remove) if remove else ''}:{self.items(inner)})"
+        if op in _REPEATS and op is not sre.POSSESSIVE_REPEAT:
+            low, high, inner = argument
+            bound = f"{{{low},}}" if high is sre.MAXREPEAT else f"{{{low},{high}}}"
+            return f"(?:{self.items(inner)}){bound}{'?' if op is sre.MIN_REPEAT else ''}"
+        raise ValueError(f"no widened form for {op}")
+
+    def _named(self, widened: str) -> str:
+        """An atom that names digits, widened; in a probe, also a marked digit, remembered."""
+        if self.mode != PROBE:
+            return widened
+        self.groups += 1
+        return f"(?:({MARK})|{widened})"
+
+    def _class(self, members: list[tuple[Any, Any]]) -> str:
+        negated = bool(members) and members[0][0] is sre.NEGATE
+        members = members[1:] if negated else members
+        named = _digits_in(members)
+        if self.mode == KEEP or not named or len(named) == len(DIGITS):
+            written = "[" + ("^" if negated else "") + "".join(_member(op, argument) for op, argument in members) + "]"
+            if self.mode != PROBE:
+                return written
+            # A mark stands for a digit: a class that takes every digit takes it, one that takes none does not.
+            takes_digits = (not named) if negated else bool(named)
+            return f"(?:{MARK}|{written})" if takes_digits else f"(?:(?!{MARK}){written})"
         # Widen: a class that admits some digits admits all; a negated one refuses none.
         members = (
             [m for m in members if not _digits_in([m])] if negated else [*members, (sre.CATEGORY, sre.CATEGORY_DIGIT)]
         )
-    if negated and not members:
-        return r"[\s\S]"
-    return "[" + ("^" if negated else "") + "".join(_member(op, argument) for op, argument in members) + "]"
+        if negated and not members:
+            return self._named(r"[\s\S]")
+        return self._named("[" + ("^" if negated else "") + "".join(_member(op, arg) for op, arg in members) + "]")
+
+
+def _walk(items: Items) -> list[tuple[Any, Any]]:
+    """Every item, nested ones too."""
+    found = list(items)
+    for op, argument in items:
+        for inner in _inner(op, argument):
+            found += _walk(inner)
+    return found
 
 
 def _member(op: Any, argument: Any) -> str:

@@ -9,10 +9,11 @@ entry's own lines (see `CauseWindow`).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from triage.engine.job_ranks import rank_of_line
+from triage.engine.job_ranks import UNREAD, RankAt, Unread, rank_of_line
 from triage.engine.normalize import DIGITS_TO_ZERO_TEXT, decode_line
 from triage.results import EvidenceLine
 
@@ -31,9 +32,17 @@ class Sighting:
     """Where a matched line was seen. Repeats of a line are sighted by the million: their text and
     rank are only read when the line is shown or a rank is needed."""
 
-    __slots__ = ("order", "source", "line", "_content", "_source_rank", "_rank", "_read")
+    __slots__ = ("order", "source", "line", "_content", "_source_rank", "_rank", "_read", "_rank_at")
 
-    def __init__(self, order: int, source: str, line: int, content: bytes | str, source_rank: int | None) -> None:
+    def __init__(
+        self,
+        order: int,
+        source: str,
+        line: int,
+        content: bytes | str,
+        source_rank: int | None,
+        rank_at: RankAt | Unread = UNREAD,
+    ) -> None:
         self.order = order
         """Arrival order of the entries' own lines (and error lines); a line that is only cause
         evidence shares the order of the numbered line before it, and is listed after it."""
@@ -43,12 +52,19 @@ class Sighting:
         self._source_rank = source_rank
         self._read = False
         self._rank: int | None = None
+        self._rank_at = rank_at
+        """Where the line's shape writes its rank (see `job_ranks.rank_span`), when that is known:
+        a repeat's rank is then read there, not searched for."""
 
     @property
     def rank(self) -> int | None:
         if not self._read:
-            head = self._content[:200]
-            found = rank_of_line(head.decode("latin-1") if isinstance(head, bytes) else head)
+            at, content = self._rank_at, self._content
+            if at is UNREAD:
+                head = content[:200]
+                found = rank_of_line(head.decode("latin-1") if isinstance(head, bytes) else head)
+            else:
+                found = None if at is None else int(content[at[0] : at[1]])
             self._rank = self._source_rank if found is None else found
             self._read = True
         return self._rank
@@ -60,7 +76,9 @@ class Sighting:
 
     def shifted(self, lines: int, orders: int) -> Sighting:
         """The same sighting in a scan that had already read `lines` lines and numbered `orders`."""
-        return Sighting(self.order + orders, self.source, self.line + lines, self._content, self._source_rank)
+        return Sighting(
+            self.order + orders, self.source, self.line + lines, self._content, self._source_rank, self._rank_at
+        )
 
     def evidence(self, supports: str | None) -> EvidenceLine:
         content = self._content
@@ -118,11 +136,13 @@ class EntryEvidence:
             self.shown.append(seen)
         self.last = seen
 
-    def add_support(self, seen: Sighting, cause: str, index: int, quality: float) -> None:
-        """Count a line that supports a cause; the first line of each cause signature is listed."""
+    def add_support(self, seen: Sighting | Callable[[], Sighting], cause: str, index: int, quality: float) -> None:
+        """Count a line that supports a cause; the first line of each cause signature is listed. The
+        line's sighting may come as how to make it: a repeat that is only counted never needs it."""
         self.support_count += 1
         qualities = self.cause_quality.setdefault(cause, {})
         if index not in qualities and len(self.support) < MAX_SUPPORT_LINES:
+            seen = seen if isinstance(seen, Sighting) else seen()
             # The same line, not the same order: cause lines are not numbered (see `Sighting.order`).
             if all(listed is not seen for listed, _, _ in self.support) and self.last is not seen:
                 self.support.append((seen, cause, index))
@@ -185,11 +205,29 @@ class CauseWindow:
 
     def near(self, seen: Sighting, payload: Any) -> bool:
         """Whether a cause line counts now; if not, it waits for an own line to follow."""
-        for rank, line in self._primary.get(seen.source, {}).items():
-            if seen.line - line <= CAUSE_WINDOW and _same_rank(rank, seen.rank):
-                return True
-        self._waiting.setdefault(seen.source, deque(maxlen=WAITING_LINES)).append((seen, payload))
+        if counts_at(self.reaching(seen.source, seen.line), lambda: seen.rank):
+            return True
+        self.wait(seen, payload)
         return False
+
+    def reaching(self, source: str, line: int) -> list[int | None]:
+        """The ranks (None: a line that names none) whose latest own line is near enough before this
+        line of `source` for a cause line there to count, if its rank is one of them (or it names none)."""
+        return [rank for rank, own in self._primary.get(source, {}).items() if line - own <= CAUSE_WINDOW]
+
+    def latest(self, source: str) -> int | None:
+        """The latest own line of `source`, if any: no cause line more than CAUSE_WINDOW after it counts."""
+        return max(self._primary.get(source, {}).values(), default=None)
+
+    def wait(self, seen: Sighting, payload: Any) -> None:
+        """Keep a cause line that does not count yet, in case an own line follows."""
+        self._waiting.setdefault(seen.source, deque(maxlen=WAITING_LINES)).append((seen, payload))
+
+
+def counts_at(ranks: list[int | None], rank: Callable[[], int | None]) -> bool:
+    """Whether a cause line counts, given the ranks `CauseWindow.reaching` finds for it and (read
+    only when they decide) its own."""
+    return bool(ranks) and (None in ranks or (own := rank()) is None or own in ranks)
 
 
 def _same_rank(a: int | None, b: int | None) -> bool:

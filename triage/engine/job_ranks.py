@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from enum import Enum
 
 _LINE_RANK = re.compile(
     r"\[rank\s*(\d+)\]|\brank(?:id)?\s*[:=]\s*(\d+)|\bglobal_rank\s*[:=]?\s*(\d+)|\[default(\d+)\]:"
@@ -12,11 +13,31 @@ _LINE_RANK = re.compile(
 _FILE_RANK = re.compile(r"(?:rank|worker|proc|node|device)[_\-.]?(\d+)", re.IGNORECASE)
 
 
+RankAt = tuple[int, int] | None
+"""Where a line's rank is written (see `rank_span`), None where it names none."""
+
+
+class Unread(Enum):
+    UNREAD = "unread"
+
+
+UNREAD = Unread.UNREAD
+"""Where a line's rank is written is not known: it is searched for."""
+
+
 def rank_of_line(text: str) -> int | None:
+    span = rank_span(text)
+    return None if span is None else int(text[span[0] : span[1]])
+
+
+def rank_span(text: str) -> RankAt:
+    """Where a line's rank is written, if it is. No pattern here tells one digit from another, so
+    the lines of one shape (digits masked) write theirs in the same place: a shape's span reads
+    the rank of each of its lines."""
     match = _LINE_RANK.search(text[:200])
     if not match:
         return None
-    return int(next(group for group in match.groups() if group is not None))
+    return next(match.span(n) for n, group in enumerate(match.groups(), 1) if group is not None)
 
 
 def rank_of_source(name: str) -> int | None:

@@ -26,9 +26,9 @@ from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 
 CACHE_DIR_ENV = "TRIAGE_CACHE_DIR"
 NO_CACHE_ENV = "TRIAGE_NO_CACHE"
-FORMAT = 3
+FORMAT = 4
 """Bumped when the JSON layout or the meaning of a cached database changes; 1 was the pickle format,
-2 held cause-evidence patterns in the main prefilter database."""
+2 held cause-evidence patterns in the main prefilter database, 3 had no digit reads."""
 MAX_FILES = 8
 MAX_TOTAL_BYTES = 64 << 20
 Payload = tuple[CompiledKB, list[str]]

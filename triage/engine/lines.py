@@ -13,6 +13,7 @@ from typing import Protocol
 from triage.engine.cause_lines import CauseLines, Line, NearLeads, leads, merge
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
+from triage.engine.held_lines import NO_HELD_LINES, HeldLines
 from triage.engine.prefilter import Prefilter
 from triage.engine.shapes import Shape
 from triage.engine.unclaimed import UnclaimedErrors
@@ -22,12 +23,12 @@ NO_NATIVE = "TRIAGE_NO_NATIVE"
 
 Marks = list[tuple[int, int]]
 """(offset, lines before it in the block) of some lines, so that the scan need not count them."""
+Found = tuple[list[Line], Marks, HeldLines]
+"""The lines of a block to match one by one, marks, and the cause lines to count in runs between them."""
 
 
 class LineFinder(Protocol):
-    def lines(
-        self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]
-    ) -> tuple[list[Line], Marks]:
+    def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         """The lines of block[start:end] to match, after `lines_before` lines of their source."""
         ...
 
@@ -60,16 +61,14 @@ class PrefilterLines:
     def __init__(self, scope: Scope) -> None:
         self._scope = scope
 
-    def lines(
-        self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]
-    ) -> tuple[list[Line], Marks]:
+    def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         scope = self._scope
         main = scope.prefilter.candidates(block, *span)
         if not scope.cause_lines.enabled:
-            return merge(main, []), []
+            return merge(main, []), [], NO_HELD_LINES
         found, keys = leads(block, main, scope.shapes, scope.with_causes)
         plan = near.plan(block, span, found, lines_before)
-        return scope.cause_lines.lines(block, plan.stretches, main, keys), plan.marks
+        return scope.cause_lines.lines(block, plan.stretches, main, keys), plan.marks, NO_HELD_LINES
 
     def settle(self, block: bytes) -> None:
         """Nothing to learn: every line goes through the prefilter anyway."""

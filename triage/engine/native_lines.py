@@ -2,8 +2,8 @@
 
 The compiled table (`_lineshapes.c`) walks a block's lines and hashes each with its digits masked.
 A line of a shape known to need nothing is skipped there; a line of a shape that only cause
-evidence matches waits there until the scan knows which leads are near; every other line comes
-back. Only the first line of each shape not seen before goes through the prefilter, packed with
+evidence matches waits there until the scan knows which leads are near, then comes back apart, to be
+counted in runs (`triage.engine.counts`); every other line comes back to be matched. Only the first line of each shape not seen before goes through the prefilter, packed with
 the others into one small buffer; once the scanner has matched them, each shape is registered by
 what it needed.
 
@@ -15,13 +15,20 @@ and lines whose meaning depends on the next one (a wrapped message): those are n
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from enum import Enum
+from functools import cached_property
+
 from triage.engine import _lineshapes
-from triage.engine.cause_lines import CAUSE_ONLY, Line, NearLeads, leads, merge
+from triage.engine.cause_lines import CAUSE_ONLY, NearLeads, leads, merge
 from triage.engine.confirm import error_context
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
+from triage.engine.digit_groups import DigitGroups
 from triage.engine.evidence import WAITING_LINES
-from triage.engine.lines import Marks, Scope
+from triage.engine.held_lines import NO_HELD_LINES, NOT_HELD, HeldLines, HeldShape, Seen
+from triage.engine.job_ranks import rank_span
+from triage.engine.lines import Found, Scope
 from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
 from triage.engine.prefilter import CONTEXT, Candidate
 from triage.engine.shapes import MATCH_WINDOW
@@ -34,11 +41,17 @@ NEWLINE = ord("\n")
 Ids = set[int] | frozenset[int] | None
 Needs = tuple[Ids, set[int] | None]
 """(main prefilter ids, or CAUSE_ONLY where the main prefilter flags nothing; cause ids or None)."""
+
+
+class Apart(Enum):
+    APART = "apart"
+
+
+APART = Apart.APART
+"""What a shape whose digits may tell its lines apart needs: each line, what its digit group needs."""
 Fresh = tuple[int, int, Ids, set[int] | None, bool]
 """A line of a shape not registered: start, end, its ids, cause ids, and whether its shape may stand
 for its other lines."""
-Seen = tuple[int, int, int, int]
-"""A line the table handed back: start, end, its index in the block, its shape's id (see classify)."""
 
 
 class NativeLines:
@@ -47,18 +60,18 @@ class NativeLines:
         self._context = context
         self._unclaimed = unclaimed
         self._table = _lineshapes.Shapes(limit=NATIVE_SHAPES, long_line=MATCH_WINDOW)
-        self._known: list[Needs | None] = []
+        self._known: list[Needs | Apart | None] = []
         """What each registered shape needs, by its id in the table (None for a quiet shape)."""
-        self._group_of: list[int] = []
-        """The group of each registered shape, by its id (-1 but for a cause shape)."""
+        self._repeated: set[int] = set()
+        """Where the first lines of the last block's new shapes are that repeated there apart."""
+        self._held_as: list[HeldShape] = []
+        """What the held lines of each registered shape support and where they write their rank, by its id."""
         self._groups: list[frozenset[int]] = []
         """The entries that the lines of a group of cause shapes support."""
         self._fresh: list[Fresh] = []
         """The first lines of the last block's new shapes, to register once the scanner has matched them."""
 
-    def lines(
-        self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]
-    ) -> tuple[list[Line], Marks]:
+    def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         seen = self._table.classify(block, *span)
         main: list[Candidate] = []
         causes: list[Candidate] = []
@@ -74,35 +87,45 @@ class NativeLines:
         # The block's end, after all its newlines: the scan need not count them again.
         marks.append((span[1], lines - (span[1] > span[0] and block[span[1] - 1] != NEWLINE)))
         if not self._scope.cause_lines.enabled:
-            return merge(main, []), marks
+            return merge(main, []), marks, NO_HELD_LINES
         found, keys = leads(block, main, self._scope.shapes, self._scope.with_causes)
         index_of = dict(marks)
         near.note([(entries, index_of[start]) for start, entries in found], lines_before, lines)
-        for line_start, line_end, index, shape in self._held(near, lines_before):
-            causes.append((line_start, line_end, self._known[shape][1]))  # type: ignore[index]
-            marks.append((line_start, index))
-        causes.sort()
-        marks.sort()
-        return merge(main, causes, keys), marks
+        held = self._held(near, lines_before)
+        return (
+            merge(main, causes, keys),
+            marks,
+            HeldLines(held, block, lines_before + 1, self._held_as, self._scope.cause_lines.supports),
+        )
 
     def settle(self, block: bytes) -> None:
         for line_start, line_end, ids, cause_ids, alike in self._fresh:
             raw = block[line_start:line_end]
-            kind = self._kind(raw, ids, cause_ids) if alike else None
+            if alike:
+                kind = self._kind(raw, ids, cause_ids)
+            else:
+                # Its lines still come back one by one, to be matched by digit group; only a shape
+                # that repeated, so that a log of distinct lines does not fill the table with them.
+                kind = _lineshapes.ACTIVE if line_start in self._repeated else None
             if kind is None:
                 continue
             group = self._group(raw, cause_ids) if kind == _lineshapes.CAUSE else -1
             if group is None:
                 kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
             shape = self._table.register(raw, kind, max(group, 0))
-            needs = None if kind == _lineshapes.QUIET else (ids, cause_ids)
+            needs = None if kind == _lineshapes.QUIET else (ids, cause_ids) if alike else APART
+            held_as = (
+                (cause_ids, rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1")))
+                if kind == _lineshapes.CAUSE and cause_ids is not None
+                else NOT_HELD
+            )
             if shape == len(self._known):
                 self._known.append(needs)
-                self._group_of.append(group)
+                self._held_as.append(held_as)
             elif len(self._table) == 1:
-                self._known, self._group_of = [needs], [group]  # the table was full and started over
+                self._known, self._held_as = [needs], [held_as]  # the table was full and started over
             else:
-                self._known[shape], self._group_of[shape] = needs, group
+                self._known[shape], self._held_as[shape] = needs, held_as
         self._fresh = []
 
     def _held(self, near: NearLeads, lines_before: int) -> list[Seen]:
@@ -120,23 +143,54 @@ class NativeLines:
 
     def _needs(self, block: bytes, seen: list[Seen]) -> list[Needs]:
         """What each line the table handed back needs: its registered shape's, or (matched here)
-        its shape's first line's in this block, or its own where digits may tell its lines apart."""
+        its shape's first line's in this block, or its digit group's where digits may tell the
+        lines of its shape apart."""
         firsts = [n for n, line in enumerate(seen) if line[3] == -1]
         self._fresh = self._match(block, [seen[n] for n in firsts])
         fresh = dict(zip(firsts, self._fresh))
         needs: list[Needs] = []
         apart: list[int] = []
+        self._repeated = set()
         for n, (_, _, _, shape) in enumerate(seen):
-            if shape >= 0:
-                needs.append(self._known[shape])  # type: ignore[arg-type]  # a quiet shape is never handed back
-                continue
-            first = fresh[n if shape == -1 else -2 - shape]
-            if shape != -1 and not first[4]:
+            known = self._known[shape] if shape >= 0 else None
+            if known is None:  # a quiet shape is never handed back: not registered
+                first = fresh[n if shape == -1 else -2 - shape]
+                known = first[2:4]
+                if shape != -1 and not first[4]:
+                    self._repeated.add(first[0])
+                    known = APART
+            if known is APART:
                 apart.append(n)
-            needs.append(first[2:4])
-        for n, alone in zip(apart, self._match(block, [seen[n] for n in apart], judge=False)):
-            needs[n] = alone[2:4]
+                known = (None, None)  # written below
+            needs.append(known)
+        self._match_apart(block, [seen[n] for n in apart], apart, needs)
         return needs
+
+    def _match_apart(self, block: bytes, lines: list[Seen], at: list[int], needs: list[Needs]) -> None:
+        """What lines whose digits may tell them from their shape's first line need (each written
+        to needs[at[n]]): one line of each digit group is matched, the group's later lines follow it."""
+        if not lines:
+            return
+        groups = self._digit_groups
+        keys = [groups.key(block[start:end]) for start, end, _, _ in lines]
+        found: dict[Hashable, Needs] = {}
+        alone: dict[Hashable, Seen] = {}
+        for key, line in zip(keys, lines):
+            known = groups.get(key)
+            if known is None:
+                alone.setdefault(key, line)
+            else:
+                found[key] = known
+        for key, fresh in zip(alone, self._match(block, list(alone.values()), judge=False)):
+            found[key] = fresh[2:4]
+            groups.put(key, found[key])
+        for key, n in zip(keys, at):
+            needs[n] = found[key]
+
+    @cached_property
+    def _digit_groups(self) -> DigitGroups[Needs]:
+        # Made on the first such line: most logs have none, and some tests build KBs of their own.
+        return DigitGroups(self._scope.kb, self._scope.prefilter)
 
     def _match(self, block: bytes, new: list[Seen], *, judge: bool = True) -> list[Fresh]:
         """Prefilter ids of new lines: (start, end, ids, cause ids, alike), alike telling (when asked

@@ -12,6 +12,7 @@ stretches of a log near such lines (see `triage.engine.cause_lines`).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from functools import cache, cached_property
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 
 from triage.engine.compiled import CASE_SENSITIVE_TRIGGERS, TRIGGER_PATTERNS, CompiledKB
 from triage.engine.context import CONTEXT_TRIGGERS
-from triage.engine.digits import digit_patterns, regex_sources
+from triage.engine.digits import digit_patterns, digit_reads, regex_sources
 
 TRIGGER = -1
 """The id reported for a trigger word (a line that fuzzy signatures should look at)."""
@@ -114,6 +115,23 @@ DIGITS_STATES = ("hyperscan-digits", "hyperscan-codes")
 
 def _widened(kb: CompiledKB) -> tuple[list[str], list[str]]:
     return _widened_of(regex_sources(kb))
+
+
+DIGIT_READS_STATE = "digit-reads"
+"""The KB cache's name for what `digit_reads_of` finds: parsing every pattern again costs 0.1 s."""
+
+
+def digit_reads_of(kb: CompiledKB) -> tuple[list[list[str]], list[str], list[str]]:
+    """The probes of each widened named pattern, in the order of `digit_candidates`'s ids, and the
+    bare codes as written and widened (see `triage.engine.digits.digit_reads`)."""
+    state = kb.prefilter_state.get(DIGIT_READS_STATE)
+    if state is None:
+        probes, codes = digit_reads(list(regex_sources(kb)))
+        named, widened_codes = _widened(kb)
+        reads = [[probes[pattern] for pattern in named], codes, widened_codes]
+        state = kb.prefilter_state[DIGIT_READS_STATE] = (b"", [json.dumps(reads)])
+    probes_by_id, codes, widened_codes = json.loads(state[1][0])
+    return probes_by_id, codes, widened_codes
 
 
 @cache

@@ -13,13 +13,15 @@ from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, NearLeads
 from triage.engine.compiled import CompiledKB
 from triage.engine.correlate import correlate
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.evidence import CauseWindows, EntryEvidence, Sighting
+from triage.engine.counts import Counts
+from triage.engine.evidence import EntryEvidence, Sighting
+from triage.engine.held_lines import END
 from triage.engine.normalize import DIGITS_TO_ZERO, DIGITS_TO_ZERO_TEXT, decode_line
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
-from triage.engine.job_ranks import rank_of_line, rank_of_source
+from triage.engine.job_ranks import rank_of_line, rank_of_source, rank_span
 from triage.engine.lines import Scope, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
@@ -65,10 +67,10 @@ class Scanner:
         self._shapes: dict[bytes, Shape] = {}
         """Digit-masked line -> what it matched: a warning repeated a million times is decoded and
         matched once, its repeats only counted (or, when it matched nothing, skipped)."""
-        self._windows = CauseWindows()
-        self._with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
+        with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
+        self._counts = Counts(self.evidence, with_causes)
         self._cause_lines = CauseLines(kb, self.prefilter, self._matcher)
-        scope = Scope(kb, self.prefilter, self._cause_lines, self._shapes, self._with_causes)
+        scope = Scope(kb, self.prefilter, self._cause_lines, self._shapes, with_causes)
         self._finder = line_finder(scope, self.context, self.unclaimed)
         self._started = time.perf_counter()
 
@@ -183,23 +185,15 @@ class Scanner:
         position = start
         newlines_before = 0
         shapes = self._shapes
-        context = self.context
-        unclaimed = self.unclaimed
-        found, marks = self._finder.lines(state.near, state.lines, block, (start, end))
+        found, marks, held = self._finder.lines(state.near, state.lines, block, (start, end))
         # Line numbers the line finder already counted, to jump to instead of counting again.
         mark, marks_left = (start, 0), iter(marks)
         for line_start, line_end, ids, causes, known in found:
+            if held.next < line_start:
+                self._counts.held(held.before(line_start), held, state, self._order)
             raw = block[line_start:line_end]
-            if (ids is None or CONTEXT in ids) and (
-                context.lines_seen < CONTEXT_LINES or len(unclaimed.frames) < MAX_FRAMES
-            ):
-                text = decode_line(raw[:MATCH_WINDOW])
-                if context.lines_seen < CONTEXT_LINES:
-                    context.observe(text)
-                if len(unclaimed.frames) < MAX_FRAMES:
-                    newlines_before += block.count(b"\n", position, line_start)  # counted once: see below
-                    position = line_start
-                    unclaimed.note_frame(text, (state.name, state.lines + newlines_before + 1))
+            if ids is None or CONTEXT in ids:
+                position, newlines_before = self._observe(state, block, (line_start, raw), (position, newlines_before))
             if ids == CONTEXT_ONLY:
                 if causes is None:
                     continue
@@ -226,6 +220,7 @@ class Scanner:
             else:
                 following = (block, line_end + 1, end) if line_end < end else None
                 newly |= self._match_shape(state, line_number, (raw, key), ids, causes, following)
+        self._counts.held(held.before(END), held, state, self._order)
         if complete:
             # Only the rest of the block is left to count: the lines up to `position` already are.
             for mark in marks[-1:]:
@@ -236,6 +231,24 @@ class Scanner:
             self.lines += count
         self._finder.settle(block)
         return newly
+
+    def _observe(
+        self, state: _Source, block: bytes, line: tuple[int, bytes], counted: tuple[int, int]
+    ) -> tuple[int, int]:
+        """Show a line (start, raw bytes) to the job context and the traceback frames while they
+        still want lines; returns where lines are counted up to and how many lie before it."""
+        context, unclaimed = self.context, self.unclaimed
+        if context.lines_seen >= CONTEXT_LINES and len(unclaimed.frames) >= MAX_FRAMES:
+            return counted
+        (line_start, raw), (position, newlines_before) = line, counted
+        text = decode_line(raw[:MATCH_WINDOW])
+        if context.lines_seen < CONTEXT_LINES:
+            context.observe(text)
+        if len(unclaimed.frames) < MAX_FRAMES:
+            newlines_before += block.count(b"\n", position, line_start)  # counted once: see _scan_block
+            unclaimed.note_frame(text, (state.name, state.lines + newlines_before + 1))
+            return line_start, newlines_before
+        return counted
 
     def _match_shape(
         self,
@@ -254,7 +267,7 @@ class Scanner:
         if ids is CAUSE_ONLY:
             # A line only a cause pattern flagged is cause evidence and nothing else: not numbered.
             if extra:
-                self._count_supports(extra, Sighting(self._order, state.name, line_number, raw, state.rank))
+                self._counts.supports(extra, Sighting(self._order, state.name, line_number, raw, state.rank))
             return set()
         shape = self._shapes.get(key)
         if shape is not None and shape.ids == ids:
@@ -314,7 +327,9 @@ class Scanner:
         newly, primary, supports = (
             self._record(state, line_number, text, hits, extra) if hits or extra else (set(), (), ())
         )
-        return Shape(ids, primary, supports, unclaimed), newly
+        return Shape(
+            ids, primary, supports, unclaimed, rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1"))
+        ), newly
 
     def _note_unclaimed(self, state: _Source, line_number: int, text: str) -> ErrorLine | None:
         kind = error_kind(text)
@@ -353,9 +368,9 @@ class Scanner:
             else:
                 supports.append((signature.entry, signature.cause, signature.index, hit.quality, values))
         for entry in primary:
-            self._count_primary(entry, seen, new_shape=True)
-        self._count_supports(supports, seen)
-        self._count_supports(extra, seen)
+            self._counts.primary(entry, seen, new_shape=True)
+        self._counts.supports(supports, seen)
+        self._counts.supports(extra, seen)
         return newly, tuple(primary), tuple(supports)
 
     def _repeat(
@@ -364,30 +379,10 @@ class Scanner:
         """A line of a known shape: bump counters; its text and rank are read only if shown."""
         if shape.primary or shape.unclaimed is not None:
             self._order += 1
-        seen = Sighting(self._order, state.name, line_number, raw, state.rank)
+        seen = Sighting(self._order, state.name, line_number, raw, state.rank, shape.rank_at)
         for entry in shape.primary:
-            self._count_primary(entry, seen, new_shape=False)
-        self._count_supports(shape.supports, seen)
-        self._count_supports(extra, seen)
+            self._counts.primary(entry, seen, new_shape=False)
+        self._counts.supports(shape.supports, seen)
+        self._counts.supports(extra, seen)
         if shape.unclaimed is not None:
             shape.unclaimed.count += 1
-
-    def _count_supports(self, supports: tuple[Support, ...] | list[Support], seen: Sighting) -> None:
-        for support in supports:
-            self._count_support(support, seen)
-
-    def _count_primary(self, entry: int, seen: Sighting, *, new_shape: bool) -> None:
-        self.evidence[entry].add_primary(seen, new_shape=new_shape)
-        if entry in self._with_causes:
-            for support, waited in self._windows[entry].note_primary(seen):
-                self._add_support(support, waited)
-
-    def _count_support(self, support: Support, seen: Sighting) -> None:
-        if self._windows[support[0]].near(seen, (support, seen)):
-            self._add_support(support, seen)
-
-    def _add_support(self, support: Support, seen: Sighting) -> None:
-        entry, cause, index, quality, values = support
-        evidence = self.evidence.setdefault(entry, EntryEvidence())
-        evidence.add_support(seen, cause, index, quality)
-        evidence.add_values(values)

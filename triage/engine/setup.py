@@ -7,7 +7,7 @@ from pathlib import Path
 
 from triage.engine import kb_cache
 from triage.engine.compiled import CompiledKB, compile_kb
-from triage.engine.prefilter import build_prefilter
+from triage.engine.prefilter import build_prefilter, digit_reads_of
 from triage.kb.paths import kb_dirs
 
 
@@ -32,6 +32,7 @@ def load_engine_kb(
     compiled = compile_kb(kb)
     # Fills compiled.prefilter_state so that the cache carries the databases, the native scan's too.
     build_prefilter(compiled).digit_candidates(b"")
+    digit_reads_of(compiled)
     payload = (compiled, [str(error) for error in errors])
     if kb_cache.enabled():
         kb_cache.store(key, payload)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from triage.engine.job_ranks import RankAt
 from triage.engine.unclaimed import ErrorLine
 
 MATCH_WINDOW = 16 * 1024
@@ -25,6 +26,8 @@ class Shape:
     supports: tuple[Support, ...]
     unclaimed: ErrorLine | None
     """The safety net's record of it, when it is an error line no specific entry claimed."""
+    rank_at: RankAt
+    """Where its lines write their rank (see `job_ranks.rank_span`)."""
 
     matched: bool = field(init=False)
     quiet: bool = field(init=False)

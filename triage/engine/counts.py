@@ -1,0 +1,91 @@
+"""Matched lines counted into each entry's evidence, and cause lines only where they may count.
+
+The scanner counts the lines it matches one by one. The cause lines that the native shape table
+held back (see `triage.engine.held_lines`) come in runs instead: between two lines the scan sees,
+no entry's own line arrives, so every line of a run meets the same windows. A run is counted in
+one pass that reads a line's text only where it is shown or waits: on a noisy log that is most of
+the lines that still reach Python, and most of them wait in vain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Protocol
+
+from triage.engine.cause_lines import NearLeads
+from triage.engine.evidence import CAUSE_WINDOW, WAITING_LINES, CauseWindows, EntryEvidence, Sighting, counts_at
+from triage.engine.held_lines import HeldLines, Seen
+from triage.engine.shapes import Support
+
+
+class Source(Protocol):
+    """The source a run of held lines comes from."""
+
+    name: str
+    rank: int | None
+    near: NearLeads
+
+
+class Counts:
+    """Each entry's evidence, and the windows its causes' lines count in."""
+
+    def __init__(self, evidence: dict[int, EntryEvidence], with_causes: frozenset[int]) -> None:
+        self.evidence = evidence
+        self._with_causes = with_causes
+        self._windows = CauseWindows()
+
+    def primary(self, entry: int, seen: Sighting, *, new_shape: bool) -> None:
+        """Count one of the entry's own lines, and the cause lines that waited for it."""
+        self.evidence[entry].add_primary(seen, new_shape=new_shape)
+        if entry in self._with_causes:
+            for support, waited in self._windows[entry].note_primary(seen):
+                self._add(support, waited)
+
+    def supports(self, supports: tuple[Support, ...] | list[Support], seen: Sighting) -> None:
+        """Count a line's cause evidence where an own line of its entry is near; else it waits."""
+        for support in supports:
+            if self._windows[support[0]].near(seen, (support, seen)):
+                self._add(support, seen)
+
+    def held(self, run: list[Seen], held: HeldLines, source: Source, order: int) -> None:
+        """Count a run of held cause lines, all after the `order`-th numbered line and before the
+        next: as `supports` would, line by line, with a sighting made only for a line that is
+        listed or waits (of those that wait, only the last few per entry can still count)."""
+        found_of: dict[int, tuple[Support, ...]] = {}
+        sightings: dict[int, Sighting] = {}
+        waiting: dict[int, list[tuple[int, Support]]] = {}
+        latest: dict[int, int | None] = {}
+
+        def sighting(n: int) -> Sighting:
+            # One per line: a line listed for one cause is not listed again for another.
+            seen = sightings.get(n)
+            if seen is None:
+                seen = sightings[n] = held.sighting(run[n], order, source.name, source.rank)
+            return seen
+
+        for n, (start, _, index, shape) in enumerate(run):
+            found = found_of.get(shape)
+            if found is None:
+                found = found_of[shape] = held.supports(run[n], shape)
+            line = held.first + index
+            # Unlike `supports`, no lead is asked first: a line far from its entry's leads waits in
+            # vain, which changes nothing (its window drops it before a lead's line can count it).
+            for support in found:
+                entry, window = support[0], self._windows[support[0]]
+                last = latest[entry] if entry in latest else latest.setdefault(entry, window.latest(source.name))
+                if last is not None and line - last <= CAUSE_WINDOW:
+                    ranks = window.reaching(source.name, line)
+                    if counts_at(ranks, partial(held.rank, start, shape, source.rank)):
+                        self._add(support, partial(sighting, n))
+                        continue
+                waiting.setdefault(entry, []).append((n, support))
+        for entry, pairs in waiting.items():
+            for n, support in pairs[-WAITING_LINES:]:
+                self._windows[entry].wait(sighting(n), (support, sighting(n)))
+
+    def _add(self, support: Support, seen: Sighting | Callable[[], Sighting]) -> None:
+        entry, cause, index, quality, values = support
+        evidence = self.evidence.setdefault(entry, EntryEvidence())
+        evidence.add_support(seen, cause, index, quality)
+        evidence.add_values(values)
