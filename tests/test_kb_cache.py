@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+import pytest
+
 from kb_helpers import entry_data, write_entry
+from tests.conftest import ROOT
 from triage.engine import kb_cache, load_engine_kb
 
 
@@ -31,7 +33,7 @@ def test_planted_pickle_and_garbage_never_run(tmp_path):
     user = tmp_path / "kb"
     write_entry(user, entry_data("planted"))
     key = kb_cache.fingerprint([user]) + "-strict"
-    for name in (f"kb-{key}.pickle", f"kb-{key}.json", "kb-0.pickle"):
+    for name in (f"kb-{key}.pickle", f"kb-{key}.json", f"kb-{key}.cache", "kb-0.pickle"):
         (cache / name).write_bytes(evil)
     env = {**os.environ, "PYTHONPATH": str(ROOT), kb_cache.CACHE_DIR_ENV: str(cache)}
     code = (
@@ -41,7 +43,7 @@ def test_planted_pickle_and_garbage_never_run(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0 and int(done.stdout) == 1, done.stderr
     assert not mark.exists()
-    assert not list(cache.glob("*.pickle"))  # the former format is cleared out
+    assert not list(cache.glob("*.pickle")) and not list(cache.glob("*.json"))  # former formats are cleared out
 
 
 def test_kb_sets_are_cached_side_by_side_and_evicted_least_recently_used(tmp_path, monkeypatch):
@@ -53,16 +55,22 @@ def test_kb_sets_are_cached_side_by_side_and_evicted_least_recently_used(tmp_pat
         kbs.append([str(tmp_path / name)])
     first, _ = load_engine_kb(kbs[0], include_shipped=False)
     load_engine_kb(kbs[1], include_shipped=False)
-    assert len(list((tmp_path / "cache").glob("kb-*.json"))) == 2
+    assert len(list((tmp_path / "cache").glob("kb-*.cache"))) == 2
     again, _ = load_engine_kb(kbs[0], include_shipped=False)  # a hit: "a" becomes the most recent
     assert again == first and again.prefilter_state == first.prefilter_state
     os.utime(kb_cache._path(kb_cache.fingerprint([Path(kbs[1][0])])), (1, 1))
     load_engine_kb(kbs[2], include_shipped=False)
-    kept = {path.name for path in (tmp_path / "cache").glob("kb-*.json")}
+    kept = {path.name for path in (tmp_path / "cache").glob("kb-*.cache")}
     assert kept == {kb_cache._path(kb_cache.fingerprint([Path(kb[0])])).name for kb in (kbs[0], kbs[2])}
 
 
 def test_cache_round_trip_keeps_every_field(engine_kb):
-    restored, errors = kb_cache._from_data(kb_cache._to_data((engine_kb, ["x.yaml:1: bad"])))
+    restored, errors = kb_cache._from_bytes(kb_cache._to_bytes((engine_kb, ["x.yaml:1: bad"])))
     assert restored == engine_kb and errors == ["x.yaml:1: bad"]
     assert restored.prefilter_state == engine_kb.prefilter_state
+
+
+def test_a_truncated_cache_is_rebuilt_not_fatal(engine_kb):
+    content = kb_cache._to_bytes((engine_kb, []))
+    with pytest.raises(ValueError):
+        kb_cache._from_bytes(content[:-1])

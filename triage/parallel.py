@@ -3,7 +3,6 @@ workers, absorb their findings in file order. The result is the same as a single
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from pathlib import Path
 from typing import BinaryIO
@@ -27,14 +26,16 @@ def default_jobs() -> int:
 
 
 def can_split(path: str, jobs: int) -> bool:
-    if jobs < 2 or path == "-" or "fork" not in multiprocessing.get_all_start_methods():
-        return False
-    if is_gzip(path):  # no random access into a gzip stream
+    if jobs < 2 or path == "-" or is_gzip(path):  # no random access into stdin or a gzip stream
         return False
     try:
-        return Path(path).stat().st_size >= 2 * MIN_PART_BYTES
+        if Path(path).stat().st_size < 2 * MIN_PART_BYTES:
+            return False
     except OSError:
         return False
+    import multiprocessing  # several ms of start-up: imported only for files worth splitting
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def split_points(path: str, jobs: int) -> list[tuple[int, int]]:
@@ -78,6 +79,8 @@ def _scan_range(path: str, start: int, end: int, source: str) -> ScanPart:
 
 def scan_file_parallel(scanner: Scanner, path: str, source: str, jobs: int) -> None:
     """Scan `path` with `jobs` workers into `scanner`. Raises OSError like a plain read would."""
+    import multiprocessing
+
     global _worker_scanner
     ranges = split_points(path, jobs)
     _worker_scanner = scanner

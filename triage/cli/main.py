@@ -1,7 +1,9 @@
 """`triage`: the command-line entry point.
 
-Command modules are imported at start-up to build the parser, so they keep heavy imports (rich,
-textual, torch) inside their `run` functions: `triage scan` of a small log must start fast.
+Command modules keep heavy imports (rich, textual, torch) inside their `run` functions: `triage scan`
+of a small log must start fast. For the same reason a command line that names its command imports
+and registers that command's module only; the full parser (every module) is built for `--help`,
+`--version` and anything it does not know.
 """
 
 from __future__ import annotations
@@ -13,10 +15,20 @@ import sys
 
 from triage import __version__
 
-COMMAND_MODULES: tuple[str, ...] = ("scan_cmd", "tail_cmd", "tui_cmd", "run_cmd", "probe_cmd", "eval_cmd", "kb_cmd")
+COMMAND_MODULES: dict[str, str] = {
+    "scan": "scan_cmd",
+    "tail": "tail_cmd",
+    "tui": "tui_cmd",
+    "run": "run_cmd",
+    "probe": "probe_cmd",
+    "eval": "eval_cmd",
+    "kb": "kb_cmd",
+}
+"""Each command by the module that registers it, in the order `triage --help` lists them."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the command `only` alone."""
     parser = argparse.ArgumentParser(
         prog="triage",
         description="Triage PyTorch-on-Ascend (torch_npu, CANN, HCCL) failures: pipe a log in, "
@@ -26,13 +38,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"triage.cli.{name}").register(subparsers)
+    for command, module in COMMAND_MODULES.items():
+        if only in (None, command):
+            importlib.import_module(f"triage.cli.{module}").register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    named = argv[0] if argv and argv[0] in COMMAND_MODULES else None
+    parser = build_parser(only=named)
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
