@@ -116,7 +116,7 @@ def test_kb_cache_is_rebuilt_when_an_entry_changes(tmp_path, monkeypatch):
     user = tmp_path / "kb" / "npu_oom"
     shutil.copytree(ROOT / "kb" / "npu_oom", user)
     kb, _ = load_engine_kb([str(tmp_path / "kb")])
-    assert list((tmp_path / "cache").glob("kb-*.json"))
+    assert list((tmp_path / "cache").glob("kb-*.cache"))
     cached, _ = load_engine_kb([str(tmp_path / "kb")])
     assert [e.title for e in cached.entries] == [e.title for e in kb.entries]
     entry = user / "npu-out-of-memory.yaml"

@@ -16,15 +16,17 @@ DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
-_TEMPLATE_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*"), "<ts>"),
-    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
-    (re.compile(r"\b0x[0-9a-f]+\b"), "<hex>"),
-    (re.compile(r"(?:[\w.\-~]*/)+[\w.\-]+"), "<path>"),
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"), "<hex>"),
-    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
-    (re.compile(r"\s+"), " "),
+_ANY_DIGIT = re.compile(r"\d")
+_TEMPLATE_MASKS: tuple[tuple[str | None, re.Pattern[str], str], ...] = (
+    # (a string the pattern cannot match without, or None for a digit; the pattern; its mask):
+    # the guard skips a regex pass on most lines, which is most of a template's cost.
+    (":", re.compile(r"\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*"), "<ts>"),
+    (":", re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
+    (".", re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
+    ("0x", re.compile(r"\b0x[0-9a-f]+\b"), "<hex>"),
+    ("/", re.compile(r"(?:[\w.\-~]*/)+[\w.\-]+"), "<path>"),
+    (None, re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"), "<hex>"),
+    (None, re.compile(r"\d+(?:\.\d+)?"), "<n>"),
 )
 
 
@@ -55,6 +57,7 @@ def clean_text(text: str) -> str:
 def template(text: str) -> str:
     """The line's template: lower case, variable parts masked, whitespace collapsed."""
     out = text.lower()
-    for pattern, replacement in _TEMPLATE_MASKS:
-        out = pattern.sub(replacement, out)
-    return out.strip()
+    for needed, pattern, replacement in _TEMPLATE_MASKS:
+        if needed in out if needed is not None else _ANY_DIGIT.search(out):
+            out = pattern.sub(replacement, out)
+    return " ".join(out.split())  # whitespace runs collapsed (str.split's whitespace is re's \s)
