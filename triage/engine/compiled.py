@@ -205,7 +205,7 @@ def _compile_signature(
 ) -> CompiledSignature:
     regex_source = re.escape(sig.text) if sig.text is not None else sig.regex
     extract: list[tuple[str, str | None, ExtractKind]] = []
-    if regex_source is not None:
+    if regex_source is not None and "(?P<" in regex_source:  # compiling a thousand regexes costs seconds
         groups = re.compile(regex_source).groupindex
         extract += [(name, None, sig.extract[name].kind if name in sig.extract else "str") for name in groups]
     extract += [(name, e.regex, e.kind) for name, e in sig.extract.items() if e.regex is not None]

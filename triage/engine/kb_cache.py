@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from triage import __version__
-from triage.engine import codes, compiled, context, digits, error_lines, nearest, normalize, prefilter
+from triage.engine import codes, compiled, context, digits, error_lines, nearest, normalize, prefilter, repeats
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 
@@ -49,7 +49,7 @@ def fingerprint(dirs: list[Path]) -> str:
     digest = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
     # What the cached data means (prefilter flags and context triggers, signature fields) lives in these
     # modules: a development checkout that edits them must not reuse an old cache.
-    for module in (codes, compiled, context, prefilter, digits, error_lines, nearest, normalize):
+    for module in (codes, compiled, context, prefilter, repeats, digits, error_lines, nearest, normalize):
         stat = os.stat(module.__file__ or "")
         digest.update(f"{module.__name__}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     for directory in dirs:

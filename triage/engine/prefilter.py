@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from triage.engine.compiled import CASE_SENSITIVE_TRIGGERS, TRIGGER_PATTERNS, CompiledKB
 from triage.engine.context import CONTEXT_TRIGGERS
 from triage.engine.digits import digit_patterns, digit_reads, regex_sources
+from triage.engine.repeats import unbounded_repeats
 
 TRIGGER = -1
 """The id reported for a trigger word (a line that fuzzy signatures should look at)."""
@@ -57,7 +58,7 @@ class Prefilter(Protocol):
 
 def _hyperscan_pattern(pattern: str) -> bytes:
     # Hyperscan has no named groups, and leading or trailing `.*` only multiplies match events.
-    pattern = re.sub(r"\(\?P<\w+>", "(", pattern)
+    pattern = re.sub(r"\(\?P<\w+>", "(", unbounded_repeats(pattern))
     pattern = re.sub(r"^(?:\.\*\??)+|(?:\.\*\??)+$", "", pattern)
     return pattern.encode("utf-8")
 

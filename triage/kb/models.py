@@ -122,7 +122,10 @@ class Signature(_Strict):
 
     @model_validator(mode="after")
     def _groups_exist(self) -> Signature:
-        groups = re.compile(self.regex).groupindex if self.regex is not None else {}
+        if not self.extract:
+            return self
+        # With the flags the field validator compiled it with: `re`'s cache has it still.
+        groups = _compile_or_raise(self.regex).groupindex if self.regex is not None else {}
         for name, extract in self.extract.items():
             if extract.regex is None and name not in groups:
                 raise ValueError(f"extract '{name}' has no regex and the signature regex has no group (?P<{name}>...)")

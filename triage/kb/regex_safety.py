@@ -189,13 +189,17 @@ def _unwrap(items: Items) -> Items:
 
 
 def _chars(op: Any, av: Any, state: Any) -> frozenset[str]:
-    return _chars_cached(op, _freeze(av), state)
+    # Keyed by the pattern's flags, not its parse state: a one-character node means the same in
+    # every pattern with those flags, and the KB's thousand regexes share most of their nodes.
+    return _chars_cached(op, _freeze(av), state.flags)
 
 
 @lru_cache(maxsize=4096)
-def _chars_cached(op: Any, av: Any, state: Any) -> frozenset[str]:
+def _chars_cached(op: Any, av: Any, flags: int) -> frozenset[str]:
     # Compile the single node on its own and try it on every sample character: exact for
     # literals, classes, categories and case folding without re-implementing them.
+    state = sre_parse.State()
+    state.flags = flags
     node = sre_parse.SubPattern(state, [(op, _thaw(av))])
     compiled = sre_compile.compile(node, re.IGNORECASE)
     return frozenset(ch for ch in _ALPHABET if compiled.fullmatch(ch))
