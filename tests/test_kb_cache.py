@@ -74,3 +74,13 @@ def test_a_truncated_cache_is_rebuilt_not_fatal(engine_kb):
     content = kb_cache._to_bytes((engine_kb, []))
     with pytest.raises(ValueError):
         kb_cache._from_bytes(content[:-1])
+
+
+def test_a_build_the_cache_cannot_spare_is_announced_and_a_hit_is_not(tmp_path, monkeypatch):
+    monkeypatch.setenv(kb_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    user = tmp_path / "kb"
+    write_entry(user, entry_data("announced"))
+    builds: list[str] = []
+    for _ in range(2):
+        load_engine_kb([str(user)], include_shipped=False, building=lambda: builds.append("build"))
+    assert builds == ["build"]

@@ -47,8 +47,16 @@ def load_scan_kb(args: argparse.Namespace, extra_dirs: list[str] | None = None) 
     """The compiled KB of `--kb`/`--no-shipped-kb` (plus `extra_dirs`); None, said on stderr, when it is empty."""
     from triage.engine.setup import load_reported_kb
 
-    kb = load_reported_kb([*args.kb, *(extra_dirs or [])], include_shipped=args.shipped_kb, warn=warn)
+    kb = load_reported_kb(
+        [*args.kb, *(extra_dirs or [])], include_shipped=args.shipped_kb, warn=warn, building=_say_building
+    )
     return kb if kb.entries else None
+
+
+def _say_building() -> None:
+    # To a person only (scripts read stdout and the exit code): a cold build takes seconds, not a blink.
+    if sys.stderr.isatty():
+        print("triage: compiling the knowledge base (once per install or KB edit) ...", file=sys.stderr, flush=True)
 
 
 def load_kb_entries(args: argparse.Namespace, extra_dirs: list[str] | None = None) -> tuple[KnowledgeBase, int]:

@@ -12,13 +12,18 @@ from triage.kb.paths import kb_dirs
 
 
 def load_engine_kb(
-    extra_dirs: list[str] | None = None, *, strict: bool = False, include_shipped: bool = True
+    extra_dirs: list[str] | None = None,
+    *,
+    strict: bool = False,
+    include_shipped: bool = True,
+    building: Callable[[], None] | None = None,
 ) -> tuple[CompiledKB, list[str]]:
     """The shipped KB merged with TRIAGE_KB_PATH and `extra_dirs`, and one-line load errors.
 
     With strict=False a malformed entry is skipped and reported, so that one bad user entry costs
     that entry, not the whole scan. A cached compiled KB is used while no KB file has changed.
     include_shipped=False leaves out the shipped KB (tests pin small fixture KBs with it).
+    `building` is called before a build that the cache cannot spare (seconds, not a blink).
     """
     dirs: list[Path] = kb_dirs(extra_dirs, include_shipped=include_shipped)
     key = kb_cache.fingerprint(dirs) + ("-strict" if strict else "")
@@ -26,6 +31,8 @@ def load_engine_kb(
         cached = kb_cache.load(key)
         if cached is not None:
             return cached
+    if building is not None:
+        building()
     from triage.kb.loader import load_kb  # YAML and validation: only when the cache misses
 
     kb, errors = load_kb(dirs, strict=strict)
@@ -42,9 +49,15 @@ def load_engine_kb(
 EMPTY_KB = "the knowledge base is empty; check --kb and TRIAGE_KB_PATH"
 
 
-def load_reported_kb(extra_dirs: list[str], *, include_shipped: bool = True, warn: Callable[[str], None]) -> CompiledKB:
+def load_reported_kb(
+    extra_dirs: list[str],
+    *,
+    include_shipped: bool = True,
+    warn: Callable[[str], None],
+    building: Callable[[], None] | None = None,
+) -> CompiledKB:
     """`load_engine_kb` for a face: each skipped entry, and an empty KB, is said through `warn`."""
-    kb, errors = load_engine_kb(extra_dirs, include_shipped=include_shipped)
+    kb, errors = load_engine_kb(extra_dirs, include_shipped=include_shipped, building=building)
     if errors:
         # The loader brings pydantic and YAML: a tenth of a second of start-up, for nothing to say.
         from triage.kb.loader import report_skipped
