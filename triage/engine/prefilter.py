@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache, cached_property
 from typing import Any, Protocol
 
@@ -78,23 +79,17 @@ class HyperscanPrefilter:
     def __init__(self, kb: CompiledKB) -> None:
         import hyperscan  # deferred: optional dependency, and slow to import when unused
 
-        own, causes = _own_and_cause(kb)
         self._hyperscan, self._kb = hyperscan, kb
-        self._main = _HyperscanSet(hyperscan, kb, self.name, lambda: _main_patterns(hyperscan, kb, own), None)
-        self._causes = _HyperscanSet(
-            hyperscan, kb, CAUSES_STATE, lambda: _cause_patterns(hyperscan, kb, causes), frozenset(causes)
-        )
+        self._sets = _pattern_sets(hyperscan, kb)
+        self._main = _HyperscanSet(hyperscan, kb, self.name, self._sets[self.name], None)
+        causes = frozenset(_own_and_cause(kb)[1])
+        self._causes = _HyperscanSet(hyperscan, kb, CAUSES_STATE, self._sets[CAUSES_STATE], causes)
 
     @cached_property
     def _digits(self) -> tuple[_HyperscanSet, _HyperscanSet]:
         # Built on first use (by the native scan path); the KB cache then carries them too.
-        _, caseless = _flags(self._hyperscan)
-
-        def patterns(which: int) -> Callable[[], list[Pattern]]:
-            return lambda: [(p, n, caseless) for n, p in enumerate(_widened(self._kb)[which])]
-
         named, codes = (
-            _HyperscanSet(self._hyperscan, self._kb, name, patterns(n), None) for n, name in enumerate(DIGITS_STATES)
+            _HyperscanSet(self._hyperscan, self._kb, name, self._sets[name], None) for name in DIGITS_STATES
         )
         return named, codes
 
@@ -112,6 +107,38 @@ class HyperscanPrefilter:
 CAUSES_STATE = "hyperscan-causes"
 """The KB cache's name for the cause-evidence database."""
 DIGITS_STATES = ("hyperscan-digits", "hyperscan-codes")
+
+
+def _pattern_sets(hyperscan: Any, kb: CompiledKB) -> dict[str, Callable[[], list[Pattern]]]:
+    """The patterns of each hyperscan database, by its name in the KB cache, the largest first."""
+    own, causes = _own_and_cause(kb)
+    _, caseless = _flags(hyperscan)
+
+    def widened(which: int) -> Callable[[], list[Pattern]]:
+        return lambda: [(p, n, caseless) for n, p in enumerate(_widened(kb)[which])]
+
+    return {
+        HyperscanPrefilter.name: lambda: _main_patterns(hyperscan, kb, own),
+        CAUSES_STATE: lambda: _cause_patterns(hyperscan, kb, causes),
+        DIGITS_STATES[0]: widened(0),
+        DIGITS_STATES[1]: widened(1),
+    }
+
+
+def compile_databases(kb: CompiledKB) -> None:
+    """Compile the hyperscan databases that `kb` does not carry yet, side by side: hyperscan's
+    compile releases the GIL, so a cold build takes about as long as its largest database, not
+    their sum (seconds on a KB of a thousand signatures). Nothing to do without hyperscan."""
+    try:
+        import hyperscan
+    except ImportError:
+        return
+    pending = {
+        name: patterns for name, patterns in _pattern_sets(hyperscan, kb).items() if name not in kb.prefilter_state
+    }
+    with ThreadPoolExecutor(max_workers=max(1, len(pending))) as pool:
+        states = list(pool.map(lambda patterns: _compile(hyperscan, patterns()), pending.values()))
+    kb.prefilter_state.update(zip(pending, states))
 
 
 def _widened(kb: CompiledKB) -> tuple[list[str], list[str]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from triage.engine import kb_cache
 from triage.engine.compiled import CompiledKB, compile_kb
-from triage.engine.prefilter import build_prefilter, digit_reads_of
+from triage.engine.prefilter import build_prefilter, compile_databases, digit_reads_of
 from triage.kb.paths import kb_dirs
 
 
@@ -38,6 +38,7 @@ def load_engine_kb(
     kb, errors = load_kb(dirs, strict=strict)
     compiled = compile_kb(kb)
     # Fills compiled.prefilter_state so that the cache carries the databases, the native scan's too.
+    compile_databases(compiled)
     build_prefilter(compiled).digit_candidates(b"")
     digit_reads_of(compiled)
     payload = (compiled, [str(error) for error in errors])
