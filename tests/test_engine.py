@@ -155,6 +155,45 @@ def test_parallel_scan_gives_the_same_result_as_one_core(tmp_path, engine_kb, pr
     assert (one.stats.lines, one.stats.bytes) == (many.stats.lines, many.stats.bytes)
 
 
+def test_the_files_of_a_multi_rank_job_are_scanned_in_workers_with_the_same_result(
+    tmp_path, engine_kb, prefilter, monkeypatch
+):
+    import gzip
+
+    from triage import parallel
+    from triage.engine import Scanner
+    from triage.scanning import scan_sources
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
+    paths = []
+    for rank in range(4):
+        lines = [f"[rank{rank}]: step {n} | loss {n % 7 / 3:.4f}" for n in range(3000)]
+        lines.insert(1000 + 300 * rank, f"[rank{rank}]: {OOM}")
+        if rank == 2:
+            lines.insert(2000, "EI0002: The wait execution of the Notify register times out.")
+        path = tmp_path / f"rank_{rank}.log"
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(str(path))
+    packed = tmp_path / "rank_9.log.gz"  # read by the parent between the workers' files
+    packed.write_bytes(gzip.compress(b"[rank9]: step 1 | loss 1.0\n"))
+    paths.insert(2, str(packed))
+    assert len(parallel.parallel_plan(paths, 3)) == 4
+
+    results = []
+    for jobs in (1, 3):
+        scanner = Scanner(engine_kb, prefilter=prefilter)
+        assert scan_sources(scanner, [*paths, str(tmp_path / "missing.log")], jobs=jobs) == [
+            f"{tmp_path / 'missing.log'}: no such file"
+        ]
+        results.append(scanner.result())
+    one, many = results
+    assert one.diagnoses and one.diagnoses == many.diagnoses
+    assert [(e.source, e.line) for e in one.diagnoses[0].evidence] == [
+        (e.source, e.line) for e in many.diagnoses[0].evidence
+    ]
+    assert (one.stats.lines, one.stats.bytes) == (many.stats.lines, many.stats.bytes)
+
+
 def test_a_message_wrapped_onto_the_next_line_still_matches(scan_text):
     wrapped = (
         "step 7 | loss 2.1\n"

@@ -1,15 +1,17 @@
-"""Scan one big file on several cores: split it at line boundaries, scan the parts in forked
-workers, absorb their findings in file order. The result is the same as a single-core scan."""
+"""Scan big files on several cores: split each at line boundaries (several files of a multi-rank
+job are parts already), scan the parts in forked workers, absorb their findings in file order. The
+result is the same as a single-core scan."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
-from triage.sources import is_gzip
+from triage.sources import display_name, is_gzip
 
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
@@ -25,17 +27,33 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def can_split(path: str, jobs: int) -> bool:
+def parallel_plan(paths: list[str], jobs: int) -> dict[str, list[tuple[int, int]]]:
+    """The byte ranges to scan in workers, by path: each big file split, each other plain file whole;
+    empty when the plain files together are too small to repay the workers (or jobs < 2)."""
+    if len(paths) != len(set(paths)):
+        return {}  # a path given twice is read twice, in order, as one source: the plain loop does that
+    sizes = {path: size for path in paths if (size := _plain_size(path, jobs)) > 0}
+    if sum(sizes.values()) < 2 * MIN_PART_BYTES or "fork" not in _start_methods():
+        return {}
+    return {
+        path: split_points(path, jobs) if size >= 2 * MIN_PART_BYTES else [(0, size)] for path, size in sizes.items()
+    }
+
+
+def _plain_size(path: str, jobs: int) -> int:
+    """The size of a regular, uncompressed file that workers may read at any offset (0: not one)."""
     if jobs < 2 or path == "-" or is_gzip(path):  # no random access into stdin or a gzip stream
-        return False
+        return 0
     try:
-        if Path(path).stat().st_size < 2 * MIN_PART_BYTES:
-            return False
+        return Path(path).stat().st_size
     except OSError:
-        return False
+        return 0
+
+
+def _start_methods() -> list[str]:
     import multiprocessing  # several ms of start-up: imported only for files worth splitting
 
-    return "fork" in multiprocessing.get_all_start_methods()
+    return multiprocessing.get_all_start_methods()
 
 
 def split_points(path: str, jobs: int) -> list[tuple[int, int]]:
@@ -61,33 +79,50 @@ def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
     return size
 
 
-def _scan_range(path: str, start: int, end: int, source: str) -> ScanPart:
+def _scan_range(path: str, start: int, end: int, source: str) -> tuple[ScanPart, str | None]:
+    """A worker's scan of path[start:end], and the one-line error that cut it short, if any."""
     assert _worker_scanner is not None
     scanner = Scanner(_worker_scanner.kb, prefilter=_worker_scanner.prefilter)
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        remaining = end - start
-        while remaining > 0:
-            chunk = handle.read(min(READ_SIZE, remaining))
-            if not chunk:
-                break
-            remaining -= len(chunk)
-            scanner.feed(chunk, source)
+    error = None
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            remaining = end - start
+            while remaining > 0:
+                chunk = handle.read(min(READ_SIZE, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+                scanner.feed(chunk, source)
+    except OSError as exc:  # what was read before the fault still counts
+        error = f"{path}: {exc.strerror or exc}"
     scanner.finish(source)
-    return scanner.part()
+    return scanner.part(), error
 
 
-def scan_file_parallel(scanner: Scanner, path: str, source: str, jobs: int) -> None:
-    """Scan `path` with `jobs` workers into `scanner`. Raises OSError like a plain read would."""
+def scan_parallel(
+    scanner: Scanner, plan: dict[str, list[tuple[int, int]]], jobs: int
+) -> Iterator[tuple[str, list[str]]]:
+    """Scan the planned files in `jobs` workers; yields each path, in the plan's order, once its
+    parts are absorbed into `scanner`, with the one-line errors of its parts."""
     import multiprocessing
 
     global _worker_scanner
-    ranges = split_points(path, jobs)
+    tasks = [(path, start, end, display_name(path)) for path, ranges in plan.items() for start, end in ranges]
     _worker_scanner = scanner
     try:
-        with multiprocessing.get_context("fork").Pool(len(ranges)) as pool:
-            parts = pool.starmap(_scan_range, [(path, start, end, source) for start, end in ranges])
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(tasks))) as pool:
+            done = pool.imap(_scan_task, tasks)  # in task order: parts of a file arrive in file order
+            for path, ranges in plan.items():
+                errors = []
+                for _ in ranges:
+                    part, error = next(done)
+                    scanner.absorb(part, display_name(path))
+                    errors += [error] if error else []
+                yield path, errors
     finally:
         _worker_scanner = None
-    for part in parts:
-        scanner.absorb(part, source)
+
+
+def _scan_task(task: tuple[str, int, int, str]) -> tuple[ScanPart, str | None]:
+    return _scan_range(*task)

@@ -17,22 +17,27 @@ def scan_sources(
     """Feed every path (or '-' for stdin) to `scanner`; returns one-line errors for failed sources.
 
     A source that fails part-way keeps what it contributed: the scanner has already seen it. With
-    jobs > 1 a big plain file is split across that many worker processes (same result).
+    jobs > 1, plain files big enough together (one big file split, or the files of a multi-rank
+    job) are scanned in that many worker processes, and absorbed in the order given (same result).
     """
-    from triage.parallel import can_split, scan_file_parallel
+    from triage.parallel import parallel_plan, scan_parallel
 
     errors: list[str] = []
+    plan = parallel_plan(paths, jobs)
+    # Workers start on every planned file at once; the loop below takes their results in the
+    # order given, scanning stdin and gzip files itself in between.
+    planned = scan_parallel(scanner, plan, jobs) if plan else iter(())
     for path in paths:
         name = display_name(path)
+        if path in plan:
+            _, failed = next(planned)
+            for error in failed:
+                errors.append(error)
+                scanner.note_error(error)
+            if progress is not None:
+                progress(name, plan[path][-1][1])
+            continue
         done = 0
-        if can_split(path, jobs):
-            try:
-                scan_file_parallel(scanner, path, name, jobs)
-                continue
-            except OSError as exc:
-                errors.append(f"{path}: {exc.strerror or exc}")
-                scanner.note_error(errors[-1])
-                continue
         try:
             for chunk in read_chunks(path):
                 scanner.feed(chunk, name)
