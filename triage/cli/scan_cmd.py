@@ -58,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=positive_int,
         default=None,
         metavar="N",
-        help="worker processes for big plain files (default: the cores; results are the same as with 1)",
+        help="worker processes for big plain files, or many files that are big together (default: the cores; "
+        "results are the same as with 1)",
     )
     parser.add_argument(
         "--probe",
