@@ -207,6 +207,30 @@ def test_a_message_wrapped_onto_the_next_line_still_matches(scan_text):
     assert "cannot be used at the same time" in top.evidence[0].text
 
 
+def test_a_line_that_opens_with_an_exception_continues_no_message(tmp_path):
+    # Two errors in a row are two messages: joining every such pair cost a fuzzy match each.
+    from kb_helpers import entry_data, write_entry
+
+    from triage.engine import Scanner, load_engine_kb
+
+    write_entry(
+        tmp_path,
+        entry_data(
+            "spans-a-join", signatures=[{"regex": "ZQX stage failed (?:RuntimeError: )?ZQX stage", "weight": 3}]
+        ),
+    )
+    kb, errors = load_engine_kb([str(tmp_path)], include_shipped=False)
+    assert not errors
+
+    def fired(text: str) -> bool:
+        scanner = Scanner(kb)
+        scanner.feed_text(text, "x.log")
+        return any(d.id == "spans-a-join" for d in scanner.result().diagnoses)
+
+    assert fired("[rank1]: ValueError: ZQX stage failed\n[rank1]:     ZQX stage two\n")
+    assert not fired("[rank1]: ValueError: ZQX stage failed\n[rank1]: RuntimeError: ZQX stage two\n")
+
+
 def test_a_line_that_matches_alone_is_not_counted_again_through_its_predecessor(scan_text):
     text = "Traceback (most recent call last):\n" + OOM + "\n"
     top = scan_text(text).diagnoses[0]

@@ -11,6 +11,8 @@ from triage.engine.shapes import MATCH_WINDOW
 
 _CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
 """What a wrapped line starts with before the rest of the message: indentation, a rank prefix."""
+_NEW_MESSAGE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s|Traceback \(most recent call last\)")
+"""A line that opens with an exception name starts a message of its own: it continues nothing."""
 
 
 def wrapped_hits(
@@ -26,6 +28,8 @@ def wrapped_hits(
         return None
     head = decode_line(raw).rstrip()
     tail = _CONTINUATION_PREFIX.sub("", decode_line(next_raw))
+    if _NEW_MESSAGE.match(tail):
+        return None
     joined = f"{head} {tail}"
     # The prefilters name the few signatures worth trying on the joined text, as for any line.
     encoded = joined.encode("utf-8", "replace")
