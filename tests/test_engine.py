@@ -282,3 +282,19 @@ def test_a_chunk_is_scanned_in_line_aligned_slices():
     assert all(data[stop - 1 : stop] == b"\n" for _, stop in slices)
     assert b"".join(data[a:b] for a, b in slices) == data
     assert (8, 39) in slices  # a line longer than a slice is one slice
+
+
+def test_a_warm_scan_of_a_log_without_errors_imports_only_what_it_uses(tmp_path):
+    # Every scan pays its imports: the fuzzy matcher, the cache writer's temp files and the cold
+    # build's thread pool (50 ms together) wait until a line or a cold KB needs them.
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"step {n} loss {2.5 - n / 1000:.4f} lr 1e-4 tokens/s 3{n}\n" for n in range(500)))
+    code = (
+        "import sys; from triage.cli.main import main; main(['scan', '--exit-zero', '--json', sys.argv[1]]);"
+        "heavy = ('rapidfuzz', 'concurrent.futures', 'tempfile', 'yaml', 'pydantic');"
+        "print('LOADED', [m for m in heavy if m in sys.modules])"
+    )
+    for _ in range(2):  # the first run may build the KB cache
+        proc = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "LOADED []" in proc.stdout

@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rapidfuzz import fuzz, process
 
 from triage.engine.compiled import CompiledKB, CompiledSignature
 from triage.engine.confirm import confirm
@@ -68,6 +67,9 @@ class LineMatcher:
         ]
 
     def _fuzzy_verdict(self, line_template: str) -> tuple[tuple[int, float], ...]:
+        # Imported at the first fuzzy match (25 ms): a log without a candidate error line needs none.
+        from rapidfuzz import fuzz, process
+
         found = process.extract(
             line_template,
             self._fuzzy_choices,

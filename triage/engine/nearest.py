@@ -15,9 +15,8 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from functools import cached_property
-
-from rapidfuzz import fuzz, process
+from collections.abc import Callable
+from functools import cache, cached_property
 
 from triage.engine.normalize import template
 
@@ -72,10 +71,17 @@ def informative(masked: str) -> bool:
     return len(words) >= 2 and sum(len(word) for word in words) >= 10
 
 
-def _scorer(query: str, choice: str, **kwargs: object) -> float:
-    # token_set_ratio forgives extra words on either side (prefixes, paths) but rates a short
-    # query inside a long line at 100; the plain ratio keeps such pairs honest.
-    return 0.7 * fuzz.token_set_ratio(query, choice) + 0.3 * fuzz.ratio(query, choice)
+@cache
+def _scorer() -> Callable[..., float]:
+    # rapidfuzz is imported at the first guess (25 ms): most scans make none.
+    from rapidfuzz import fuzz
+
+    def score(query: str, choice: str, **kwargs: object) -> float:
+        # token_set_ratio forgives extra words on either side (prefixes, paths) but rates a short
+        # query inside a long line at 100; the plain ratio keeps such pairs honest.
+        return 0.7 * fuzz.token_set_ratio(query, choice) + 0.3 * fuzz.ratio(query, choice)
+
+    return score
 
 
 class NeighbourIndex:
@@ -126,12 +132,14 @@ class NeighbourIndex:
         similarity: dict[str, list[float]] = defaultdict(list)
         entries: dict[str, float] = {}
         lines: dict[str, float] = defaultdict(float)
+        from rapidfuzz import process
+
         vocabulary: set[str] = tokens(frames)
         for message, weight in messages:
             query = template(message)
             if not informative(query):
                 continue
-            found = process.extract(query, self._templates, scorer=_scorer, limit=K, score_cutoff=MIN_SCORE)
+            found = process.extract(query, self._templates, scorer=_scorer(), limit=K, score_cutoff=MIN_SCORE)
             if found and self._neighbours[found[0][2]][1] == WRAPPER:
                 continue
             vocabulary |= tokens(query)

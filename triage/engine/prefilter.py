@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache, cached_property
 from typing import Any, Protocol
 
@@ -133,6 +132,8 @@ def compile_databases(kb: CompiledKB) -> None:
         import hyperscan
     except ImportError:
         return
+    from concurrent.futures import ThreadPoolExecutor  # with logging, 15 ms of start-up; cold builds only
+
     pending = {
         name: patterns for name, patterns in _pattern_sets(hyperscan, kb).items() if name not in kb.prefilter_state
     }

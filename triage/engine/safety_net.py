@@ -8,7 +8,6 @@ trackers and the `triage kb new` command that would capture it. Its confidence s
 from __future__ import annotations
 
 import re
-from urllib.parse import quote_plus
 
 from triage.engine.advice import order_fixes
 from triage.engine.codes import Decoded
@@ -229,6 +228,8 @@ def search_query(message: str) -> str:
 
 def _next_steps(lead: ErrorLine) -> list[FixResult]:
     # A cut traceback's lead is a frame: its path and line number are masked away, its file and function are the words to search.
+    from urllib.parse import quote_plus  # with ipaddress, 8 ms of every scan's start-up otherwise
+
     frame = FRAME.search(lead.message) if lead.kind == TRACEBACK else None
     query = search_query(frame_of(frame) if frame else lead.message)
     source, line = lead.line.source, lead.line.line
