@@ -9,8 +9,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "logs_samples"
 
-# Tests (and the CLIs they start) build their own KB cache instead of touching the user's.
-os.environ.setdefault("TRIAGE_CACHE_DIR", tempfile.mkdtemp(prefix="triage-test-cache-"))
+# Tests (and the CLIs they start) build their own KB cache instead of touching the user's, one
+# for the whole run: xdist's workers share it, so that each KB set is built once, not once a worker.
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+if _RUN:
+    _CACHE = Path(tempfile.gettempdir()) / f"triage-test-cache-{_RUN}"
+    _CACHE.mkdir(exist_ok=True)
+    os.environ.setdefault("TRIAGE_CACHE_DIR", str(_CACHE))
+else:
+    os.environ.setdefault("TRIAGE_CACHE_DIR", tempfile.mkdtemp(prefix="triage-test-cache-"))
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import pytest
 from kb_helpers import entry_data, write_entry
 from tests.conftest import ROOT
 from triage.engine import kb_cache, load_engine_kb
+from triage.kb.loader import KBError
 
 
 class _Planted:
@@ -84,3 +85,20 @@ def test_a_build_the_cache_cannot_spare_is_announced_and_a_hit_is_not(tmp_path, 
     for _ in range(2):
         load_engine_kb([str(user)], include_shipped=False, building=lambda: builds.append("build"))
     assert builds == ["build"]
+
+
+def test_a_clean_build_serves_strict_and_lenient_loads_alike(tmp_path, monkeypatch):
+    monkeypatch.setenv(kb_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    user = tmp_path / "kb"
+    write_entry(user, entry_data("clean"))
+    builds: list[str] = []
+    for strict in (False, True, False):
+        load_engine_kb([str(user)], include_shipped=False, strict=strict, building=lambda: builds.append("build"))
+    assert builds == ["build"]
+    # A lenient build that skipped a broken entry is no strict load's: that one still builds (and raises).
+    (user / "broken.yaml").write_text("id: broken\ntitle: [unclosed\n")
+    kb, errors = load_engine_kb([str(user)], include_shipped=False, building=lambda: builds.append("lenient"))
+    assert errors and [e.id for e in kb.entries] == ["clean"]
+    with pytest.raises(KBError):
+        load_engine_kb([str(user)], include_shipped=False, strict=True, building=lambda: builds.append("strict"))
+    assert builds == ["build", "lenient", "strict"]

@@ -26,10 +26,16 @@ def load_engine_kb(
     `building` is called before a build that the cache cannot spare (seconds, not a blink).
     """
     dirs: list[Path] = kb_dirs(extra_dirs, include_shipped=include_shipped)
-    key = kb_cache.fingerprint(dirs) + ("-strict" if strict else "")
+    fingerprint = kb_cache.fingerprint(dirs)
+    key, other = (fingerprint + "-strict", fingerprint) if strict else (fingerprint, fingerprint + "-strict")
     if kb_cache.enabled():
         cached = kb_cache.load(key)
         if cached is not None:
+            return cached
+        # A build without errors is what the strict and the lenient load both give: `kb validate
+        # --strict` and the scan after it share one build.
+        cached = kb_cache.load(other)
+        if cached is not None and not cached[1]:
             return cached
     if building is not None:
         building()
