@@ -29,6 +29,12 @@ from triage.results import EvidenceLine
             None,
         ),
         ("Traceback (most recent call last):", TRACEBACK, None),
+        (
+            "(RayWorkerWrapper pid=6592, ip=10.0.0.5) ERROR 12-12 05:11:33 [worker_base.py:275] Traceback (most recent"
+            " call last): [repeated 23x across cluster]",
+            TRACEBACK,
+            "Traceback (most recent call last):",
+        ),
         ("test_kernel.py::test_split_qkv FAILED", LEVEL, None),
         ("NameError('loop_x0 is not defined')", EXCEPTION, "NameError('loop_x0 is not defined')"),
         ('    raise ValueError("bad shape")', None, None),

@@ -118,8 +118,15 @@ def _kind_of_message(text: str) -> str | None:
     return next((kind for kind, pattern in _KINDS if pattern.search(text)), None)
 
 
+_RAY_REPEATS = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
+"""Ray's log deduplication appends this to a line that several workers printed."""
+
+
 def message_of(text: str) -> str:
-    """The line without its launcher and logger prefixes; from the exception name on, if it has one."""
+    """The line without its launcher and logger prefixes (and Ray's repeat count); from the exception
+    name on, if it has one."""
+    if text.endswith("cluster]"):
+        text = _RAY_REPEATS.sub("", text)
     found = _EXCEPTION.search(text)
     if found:
         return text[found.start(1) :].strip()
