@@ -51,11 +51,22 @@ class Counts:
     def held(self, run: list[Seen], held: HeldLines, source: Source, order: int) -> None:
         """Count a run of held cause lines, all after the `order`-th numbered line and before the
         next: as `supports` would, line by line, with a sighting made only for a line that is
-        listed or waits (of those that wait, only the last few per entry can still count)."""
+        listed or waits (of those that wait, only the last few per entry can still count).
+
+        No own line arrives within a run, so each entry's window closes at a fixed line: the lines
+        after the last window has closed can only wait, and of those only each entry's last few
+        matter, which are found walking back from the run's end (on a noisy log, most of the run).
+        """
         found_of: dict[int, tuple[Support, ...]] = {}
+        firsts: dict[int, int] = {}
+        for n, seen in enumerate(run):
+            firsts.setdefault(seen[3], n)
+        for shape, n in firsts.items():
+            found_of[shape] = held.supports(run[n], shape)
+        entries = {support[0] for found in found_of.values() for support in found}
+        latest = {entry: self._windows[entry].latest(source.name) for entry in entries}
+        closes = max((last + CAUSE_WINDOW for last in latest.values() if last is not None), default=-1)
         sightings: dict[int, Sighting] = {}
-        waiting: dict[int, list[tuple[int, Support]]] = {}
-        latest: dict[int, int | None] = {}
 
         def sighting(n: int) -> Sighting:
             # One per line: a line listed for one cause is not listed again for another.
@@ -64,22 +75,26 @@ class Counts:
                 seen = sightings[n] = held.sighting(run[n], order, source.name, source.rank)
             return seen
 
+        waiting: dict[int, list[tuple[int, Support]]] = {}
+        cut = len(run)
         for n, (start, _, index, shape) in enumerate(run):
-            found = found_of.get(shape)
-            if found is None:
-                found = found_of[shape] = held.supports(run[n], shape)
             line = held.first + index
+            if line > closes:
+                cut = n
+                break
             # Unlike `supports`, no lead is asked first: a line far from its entry's leads waits in
             # vain, which changes nothing (its window drops it before a lead's line can count it).
-            for support in found:
-                entry, window = support[0], self._windows[support[0]]
-                last = latest[entry] if entry in latest else latest.setdefault(entry, window.latest(source.name))
+            for support in found_of[shape]:
+                entry = support[0]
+                last = latest[entry]
                 if last is not None and line - last <= CAUSE_WINDOW:
-                    ranks = window.reaching(source.name, line)
+                    ranks = self._windows[entry].reaching(source.name, line)
                     if counts_at(ranks, partial(held.rank, start, shape, source.rank)):
                         self._add(support, partial(sighting, n))
                         continue
                 waiting.setdefault(entry, []).append((n, support))
+        for entry, pairs in _last_waiting(run, cut, found_of, entries).items():
+            waiting[entry] = waiting.get(entry, []) + pairs
         for entry, pairs in waiting.items():
             for n, support in pairs[-WAITING_LINES:]:
                 self._windows[entry].wait(sighting(n), (support, sighting(n)))
@@ -89,3 +104,21 @@ class Counts:
         evidence = self.evidence.setdefault(entry, EntryEvidence())
         evidence.add_support(seen, cause, index, quality)
         evidence.add_values(values)
+
+
+def _last_waiting(
+    run: list[Seen], cut: int, found_of: dict[int, tuple[Support, ...]], entries: set[int]
+) -> dict[int, list[tuple[int, Support]]]:
+    """Each entry's last WAITING_LINES (line, support) pairs among run[cut:], in run order."""
+    pairs: dict[int, list[tuple[int, Support]]] = {}
+    left = set(entries)
+    for n in range(len(run) - 1, cut - 1, -1):
+        for support in reversed(found_of[run[n][3]]):
+            kept = pairs.setdefault(support[0], [])
+            if len(kept) < WAITING_LINES:
+                kept.append((n, support))
+                if len(kept) == WAITING_LINES:
+                    left.discard(support[0])
+        if not left:
+            break
+    return {entry: kept[::-1] for entry, kept in pairs.items()}
