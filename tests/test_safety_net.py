@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from triage.engine.error_lines import EXCEPTION, LEVEL, SIGNAL, TRACEBACK, error_kind, message_of
+from triage.engine.error_lines import CODE, EXCEPTION, LEVEL, SIGNAL, TRACEBACK, error_kind, message_of
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
 from triage.engine.safety_net import MAX_CONFIDENCE, SECOND_GUESS_SHARE, diagnose_unclaimed
@@ -29,6 +29,11 @@ from triage.results import EvidenceLine
             None,
         ),
         ("Traceback (most recent call last):", TRACEBACK, None),
+        (
+            "[ERROR] 2026-01-26-03:28:29 (PID:2805207, Device:1, RankID:-1) ERR00100 PTA call acl api failed.",
+            CODE,
+            "ERR00100 PTA call acl api failed.",
+        ),
         (
             "(RayWorkerWrapper pid=6592, ip=10.0.0.5) ERROR 12-12 05:11:33 [worker_base.py:275] Traceback (most recent"
             " call last): [repeated 23x across cluster]",
