@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-
 from triage.engine.compiled import CompiledKB, CompiledSignature
 from triage.engine.confirm import confirm
 from triage.engine.normalize import template

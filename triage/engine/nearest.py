@@ -128,12 +128,12 @@ class NeighbourIndex:
     ) -> Guess | None:
         """Vote over the categories for these (message, weight): the word model, the closest lines,
         and `words` votes (see `hints`); None when nothing points anywhere."""
+        from rapidfuzz import process  # see `_scorer`
+
         votes: dict[str, float] = defaultdict(float, words or {})
         similarity: dict[str, list[float]] = defaultdict(list)
         entries: dict[str, float] = {}
         lines: dict[str, float] = defaultdict(float)
-        from rapidfuzz import process
-
         vocabulary: set[str] = tokens(frames)
         for message, weight in messages:
             query = template(message)
