@@ -9,7 +9,6 @@ from __future__ import annotations
 from rich.cells import get_character_cell_size
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
-from rich.syntax import Syntax
 from rich.text import Text
 
 ELLIPSIS = "…"
@@ -87,7 +86,24 @@ class Hanging:
             yield Segment.line()
 
 
-def code_block(code: str, language: str, theme: str) -> Group:
-    """Highlighted code, one row per line, never wrapped: a wrapped line is no longer valid code."""
-    highlighted = Syntax(code, language, theme=theme).highlight(code.rstrip())
-    return Group(*(OneLine(line, at_word=False) for line in highlighted.split("\n")))
+class CodeBlock:
+    """Highlighted code, one row per line, never wrapped: a wrapped line is no longer valid code.
+
+    Highlighting waits for the console: where it shows no colour (piped, NO_COLOR) the code is
+    plain text, and pygments, whose lexers compile a hundred regexes (a tenth of a second of every
+    piped scan that shows a fix), is never loaded.
+    """
+
+    def __init__(self, code: str, language: str, theme: str) -> None:
+        self.code = code.rstrip()
+        self.language = language
+        self.theme = theme
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if console.color_system is None:
+            text = Text(self.code)
+        else:
+            from rich.syntax import Syntax
+
+            text = Syntax(self.code, self.language, theme=self.theme).highlight(self.code)
+        yield Group(*(OneLine(line, at_word=False) for line in text.split("\n")))

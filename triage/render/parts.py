@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from triage.render.layout import Hanging, code_block
+from triage.render.layout import CodeBlock, Hanging
 from triage.results import Diagnosis, FixResult
 
 SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
@@ -37,7 +37,7 @@ def fix_renderable(
         parts.append(Text(" ".join(fix.description.split()), style="dim"))
     shell = [f"export {name}={value}" for name, value in fix.env.items()] + [f"$ {command}" for command in fix.commands]
     if shell:
-        parts.append(code_block("\n".join(shell), "bash", theme))
+        parts.append(CodeBlock("\n".join(shell), "bash", theme))
     if fix.confirmed_by and full:
         more = f" (+{len(fix.confirmed_by) - 1} more)" if len(fix.confirmed_by) > 1 else ""
         parts.append(Text(f"confirmed in {fix.confirmed_by[0]}{more}", style="dim"))
@@ -46,7 +46,7 @@ def fix_renderable(
             (("before:", fix.code.before), ("after:", fix.code.after)) if full else (("change to:", fix.code.after),)
         )
         for heading, code in shown:
-            parts += [Text(heading, style="dim"), code_block(code, fix.code.language, theme)]
+            parts += [Text(heading, style="dim"), CodeBlock(code, fix.code.language, theme)]
     return Hanging(Group(*parts), Text(f"{label} ", style=title_style))
 
 
