@@ -12,7 +12,9 @@ import pytest
 
 from kb_helpers import entry_data, write_entry
 from tests.conftest import ROOT
-from triage.engine import kb_cache, load_engine_kb
+from triage.engine import cache_files, hs_parts, kb_cache, load_engine_kb
+from triage.engine.compiled import TRIGGER_PATTERNS
+from triage.engine.scanner import Scanner
 from triage.kb.loader import KBError
 
 
@@ -36,7 +38,7 @@ def test_planted_pickle_and_garbage_never_run(tmp_path):
     key = kb_cache.fingerprint([user]) + "-strict"
     for name in (f"kb-{key}.pickle", f"kb-{key}.json", f"kb-{key}.cache", "kb-0.pickle"):
         (cache / name).write_bytes(evil)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), kb_cache.CACHE_DIR_ENV: str(cache)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), cache_files.CACHE_DIR_ENV: str(cache)}
     code = (
         f"from triage.engine import load_engine_kb; kb, e = load_engine_kb([{str(user)!r}], strict=True, "
         "include_shipped=False); print(len(kb.entries))"
@@ -48,7 +50,7 @@ def test_planted_pickle_and_garbage_never_run(tmp_path):
 
 
 def test_kb_sets_are_cached_side_by_side_and_evicted_least_recently_used(tmp_path, monkeypatch):
-    monkeypatch.setenv(kb_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(kb_cache, "MAX_FILES", 2)
     kbs = []
     for name in ("a", "b", "c"):
@@ -78,7 +80,7 @@ def test_a_truncated_cache_is_rebuilt_not_fatal(engine_kb):
 
 
 def test_a_build_the_cache_cannot_spare_is_announced_and_a_hit_is_not(tmp_path, monkeypatch):
-    monkeypatch.setenv(kb_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
     user = tmp_path / "kb"
     write_entry(user, entry_data("announced"))
     builds: list[str] = []
@@ -88,7 +90,7 @@ def test_a_build_the_cache_cannot_spare_is_announced_and_a_hit_is_not(tmp_path, 
 
 
 def test_a_clean_build_serves_strict_and_lenient_loads_alike(tmp_path, monkeypatch):
-    monkeypatch.setenv(kb_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
     user = tmp_path / "kb"
     write_entry(user, entry_data("clean"))
     builds: list[str] = []
@@ -102,3 +104,50 @@ def test_a_clean_build_serves_strict_and_lenient_loads_alike(tmp_path, monkeypat
     with pytest.raises(KBError):
         load_engine_kb([str(user)], include_shipped=False, strict=True, building=lambda: builds.append("strict"))
     assert builds == ["build", "lenient", "strict"]
+
+
+def _compiled_patterns(monkeypatch) -> list[str]:
+    """Every regex that goes through a hyperscan compile from now on."""
+    seen: list[str] = []
+    compile_run = hs_parts.compile_run
+
+    def recording(hyperscan, patterns):  # type: ignore[no-untyped-def]
+        seen.extend(pattern for pattern, _, _ in patterns)
+        return compile_run(hyperscan, patterns)
+
+    monkeypatch.setattr(hs_parts, "compile_run", recording)
+    return seen
+
+
+def test_a_kb_directory_added_compiles_only_its_own_patterns(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    base, mine = tmp_path / "base", tmp_path / "mine"
+    for name in ("alpha", "beta"):
+        write_entry(base, entry_data(name))
+    write_entry(mine, entry_data("gamma", category="other"))
+    load_engine_kb([str(base)], include_shipped=False)
+    compiled = _compiled_patterns(monkeypatch)
+    kb, _ = load_engine_kb([str(base), str(mine)], include_shipped=False)
+    assert any("GAMMA" in pattern for pattern in compiled)
+    assert not any("ALPHA" in pattern or "BETA" in pattern for pattern in compiled)
+    assert not set(TRIGGER_PATTERNS) & set(compiled)  # the fixed words travel with the first directory
+    assert [(e.id, e.layer) for e in kb.entries] == [("alpha", 0), ("beta", 0), ("gamma", 1)]
+    scanner = Scanner(kb)
+    scanner.feed_text("RuntimeError: ZQX-ALPHA synthetic failure\nRuntimeError: ZQX-GAMMA synthetic failure\n")
+    assert {d.id for d in scanner.result().diagnoses} == {"alpha", "gamma"}
+
+
+def test_a_damaged_database_file_is_compiled_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    base, mine = tmp_path / "base", tmp_path / "mine"
+    write_entry(base, entry_data("alpha"))
+    write_entry(mine, entry_data("gamma"))
+    load_engine_kb([str(base)], include_shipped=False)
+    parts = list((tmp_path / "cache").glob("hs-*.part"))
+    assert parts
+    for part in parts:
+        part.write_bytes(b'["x"]\nnot a database')
+    kb, _ = load_engine_kb([str(base), str(mine)], include_shipped=False)  # another set: the KB cache misses
+    scanner = Scanner(kb)
+    scanner.feed_text("RuntimeError: ZQX-ALPHA synthetic failure\n")
+    assert [d.id for d in scanner.result().diagnoses] == ["alpha"]

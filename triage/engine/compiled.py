@@ -138,9 +138,11 @@ class EntryCard:
     probes: tuple[str, ...]
     references: tuple[dict[str, Any], ...]
     related: tuple[str, ...]
+    layer: int = 0
+    """Which loaded KB directory the entry came from (see `KnowledgeBase.layer_of`)."""
 
     @classmethod
-    def of(cls, entry: Entry) -> EntryCard:
+    def of(cls, entry: Entry, layer: int = 0) -> EntryCard:
         return cls(
             id=entry.id,
             category=entry.category,
@@ -165,11 +167,13 @@ class EntryCard:
             probes=tuple(entry.probes),
             references=tuple(ref.model_dump(mode="json") for ref in entry.references),
             related=tuple(entry.related),
+            layer=layer,
         )
 
 
-PrefilterState = tuple[bytes, list[str]]
-"""A backend's serialized database and the patterns it could not take."""
+PrefilterState = tuple[tuple[bytes, ...], list[str]]
+"""A backend's serialized databases (one per run of KB directories, see `triage.engine.hs_parts`)
+and the patterns it could not take."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +230,10 @@ def _compile_signature(
 
 
 def compile_kb(kb: KnowledgeBase) -> CompiledKB:
-    models = sorted(kb.entries.values(), key=lambda e: e.id)
+    # Directory by directory: the signatures of the shipped KB then keep their numbers when user
+    # entries are added, and its compiled databases serve any KB set that includes it (see
+    # `triage.engine.hs_parts`).
+    models = sorted(kb.entries.values(), key=lambda e: (kb.layer_of.get(e.id, 0), e.id))
     signatures: list[CompiledSignature] = []
     for entry_index, entry in enumerate(models):
         for sig in entry.signatures:
@@ -237,7 +244,7 @@ def compile_kb(kb: KnowledgeBase) -> CompiledKB:
             for sig in cause.against:
                 signatures.append(_compile_signature(len(signatures), entry_index, cause.id, sig, against=True))
     return CompiledKB(
-        entries=tuple(EntryCard.of(entry) for entry in models),
+        entries=tuple(EntryCard.of(entry, kb.layer_of.get(entry.id, 0)) for entry in models),
         signatures=tuple(signatures),
         exact=tuple(s.index for s in signatures if s.kind != "fuzzy"),
         fuzzy=tuple(s.index for s in signatures if s.kind == "fuzzy"),

@@ -44,37 +44,61 @@ Items = Any
 """A parsed pattern's items (`re._parser.SubPattern` or a list of (op, argument) pairs)."""
 
 
-def regex_sources(kb: CompiledKB) -> tuple[str, ...]:
-    """Every regex whose verdict on a line a line's shape stands for: signatures, their exclusions,
-    the prefilter's trigger and context words, and the error-line rules."""
-    sources = [source for signature in kb.signatures for source in (signature.regex_source, *signature.exclude_sources)]
-    sources += [*TRIGGER_PATTERNS, *CASE_SENSITIVE_TRIGGERS, *CONTEXT_TRIGGERS, *ERROR_PATTERNS]
-    return tuple(dict.fromkeys(source for source in sources if source is not None))
+def regex_source_runs(kb: CompiledKB) -> tuple[tuple[str, ...], ...]:
+    """Every regex whose verdict on a line a line's shape stands for, once: the prefilter's trigger
+    and context words, the error-line rules and the first KB directory's signatures (with their
+    exclusions), then each further directory's signatures, a run for each directory."""
+    runs: list[list[str | None]] = [[*TRIGGER_PATTERNS, *CASE_SENSITIVE_TRIGGERS, *CONTEXT_TRIGGERS, *ERROR_PATTERNS]]
+    layer = None
+    for signature in kb.signatures:
+        here = kb.entries[signature.entry].layer
+        if layer is not None and here != layer:
+            runs.append([])
+        layer = here
+        runs[-1] += [signature.regex_source, *signature.exclude_sources]
+    seen: set[str] = set()
+    out = []
+    for run in runs:
+        fresh = tuple(dict.fromkeys(source for source in run if source is not None and source not in seen))
+        seen.update(fresh)
+        out.append(fresh)
+    return tuple(out)
+
+
+DigitReads = tuple[list[str], list[str], dict[str, list[str]], list[str]]
+"""What `digit_analysis` finds: widened named patterns, widened bare codes, the probes of each
+widened named pattern, and the bare codes as written."""
+
+
+def digit_analysis(patterns: list[str]) -> DigitReads:
+    """Everything the digit reads need of the patterns, in one parse of each (a tenth of a second
+    for the shipped KB): see `digit_patterns` and `digit_reads`."""
+    probes: dict[str, list[str]] = {}
+    widened_codes: dict[str, None] = {}
+    codes: dict[str, None] = {}
+    for alternative, flags, code in _telling(patterns):
+        if code:
+            widened_codes.setdefault(widen(alternative, flags), None)
+            codes.setdefault(keep(alternative, flags), None)
+        else:
+            probes.setdefault(widen(alternative, flags), []).append(probe(alternative, flags))
+    return list(probes), list(widened_codes), probes, list(codes)
 
 
 def digit_patterns(patterns: list[str]) -> tuple[list[str], list[str]]:
     """The widened forms of the patterns (and top-level alternatives) that tell digits apart:
     those that may match more than digits, and bare codes (`507035`), which count only on a line
     with an error context (see `triage.engine.confirm`). Duplicates once."""
-    named: dict[str, None] = {}
-    codes: dict[str, None] = {}
-    for alternative, flags, code in _telling(patterns):
-        (codes if code else named).setdefault(widen(alternative, flags), None)
-    return list(named), list(codes)
+    named, widened_codes, _, _ = digit_analysis(patterns)
+    return named, widened_codes
 
 
 def digit_reads(patterns: list[str]) -> tuple[dict[str, list[str]], list[str]]:
     """What tells where a line's digits are read (see `triage.engine.digit_groups`): the probes of
     the alternatives each widened pattern of `digit_patterns` stands for, and the bare codes as
     written."""
-    probes: dict[str, list[str]] = {}
-    codes: dict[str, None] = {}
-    for alternative, flags, code in _telling(patterns):
-        if code:
-            codes.setdefault(keep(alternative, flags), None)
-        else:
-            probes.setdefault(widen(alternative, flags), []).append(probe(alternative, flags))
-    return probes, list(codes)
+    _, _, probes, codes = digit_analysis(patterns)
+    return probes, codes
 
 
 def _telling(patterns: list[str]) -> list[tuple[Items, int, bool]]:

@@ -20,28 +20,18 @@ from typing import Any
 
 from triage import __version__
 from triage.engine import codes, compiled, context, digits, error_lines, nearest, normalize, prefilter, repeats
+from triage.engine.cache_files import cache_dir, read_own, write_atomic
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 
-CACHE_DIR_ENV = "TRIAGE_CACHE_DIR"
-NO_CACHE_ENV = "TRIAGE_NO_CACHE"
-FORMAT = 5
+FORMAT = 6
 """Bumped when the layout or the meaning of a cached database changes; 1 was the pickle format,
 2 held cause-evidence patterns in the main prefilter database, 3 had no digit reads, 4 held the
-databases as base64 inside the JSON."""
+databases as base64 inside the JSON, 5 one database per prefilter set (not one per KB directory)."""
 MAX_FILES = 8
 MAX_TOTAL_BYTES = 64 << 20
 Payload = tuple[CompiledKB, list[str]]
 """The compiled KB and the one-line errors of entries skipped while loading it."""
-
-
-def cache_dir() -> Path:
-    explicit = os.environ.get(CACHE_DIR_ENV)
-    if explicit:
-        return Path(explicit)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("ascend-triage", appauthor=False))
 
 
 def fingerprint(dirs: list[Path]) -> str:
@@ -66,65 +56,33 @@ def fingerprint(dirs: list[Path]) -> str:
     return digest.hexdigest()[:32]
 
 
-def enabled() -> bool:
-    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
-
-
 def _path(key: str) -> Path:
     return cache_dir() / f"kb-{key}.cache"
 
 
 def load(key: str) -> Payload | None:
-    path = _path(key)
-    try:
-        with path.open("rb") as handle:
-            if os.fstat(handle.fileno()).st_uid != os.getuid():
-                return None  # someone else's file in our cache: never trusted
-            payload = _from_bytes(handle.read())
-        os.utime(path)  # recently used: evicted last
-    except Exception:  # a missing, stale, damaged or foreign cache is rebuilt, never fatal
+    content = read_own(_path(key))
+    if content is None:
         return None
-    return payload
+    try:
+        return _from_bytes(content)
+    except Exception:  # a stale, damaged or planted cache is rebuilt, never fatal
+        return None
 
 
 def store(key: str, payload: Payload) -> None:
-    import tempfile  # with shutil, 15 ms of every start-up; only a cold build writes
-
-    directory = cache_dir()
+    write_atomic(_path(key), _to_bytes(payload), keep="kb-*.cache", max_files=MAX_FILES, max_bytes=MAX_TOTAL_BYTES)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        # Write then rename, so that concurrent runs never read a half-written cache.
-        with tempfile.NamedTemporaryFile("wb", dir=directory, prefix=".kb-", suffix=".tmp", delete=False) as handle:
-            handle.write(_to_bytes(payload))
-        os.replace(handle.name, _path(key))
-        _evict(directory)
+        for old in [*cache_dir().glob("kb-*.pickle"), *cache_dir().glob("kb-*.json")]:  # former formats
+            old.unlink(missing_ok=True)
     except OSError:
-        pass  # a read-only home must not stop a scan
-
-
-def _evict(directory: Path) -> None:
-    """Keep at most MAX_FILES caches and MAX_TOTAL_BYTES, dropping the least recently used first."""
-    for old in [*directory.glob("kb-*.pickle"), *directory.glob("kb-*.json")]:  # former formats
-        old.unlink(missing_ok=True)
-    files = []
-    for path in directory.glob("kb-*.cache"):
-        try:
-            stat = path.stat()
-        except OSError:
-            continue  # evicted by a concurrent run
-        files.append((stat.st_mtime_ns, stat.st_size, path))
-    files.sort(reverse=True)
-    total = 0
-    for count, (_, size, path) in enumerate(files, 1):
-        total += size
-        if count > MAX_FILES or (count > 1 and total > MAX_TOTAL_BYTES):
-            path.unlink(missing_ok=True)
+        pass
 
 
 def _to_bytes(payload: Payload) -> bytes:
     """The JSON line (no raw newline: json.dumps escapes them), then each database's bytes in order."""
     data = _to_data(payload)
-    blobs = [blob for blob, _ in payload[0].prefilter_state.values()]
+    blobs = [blob for parts, _ in payload[0].prefilter_state.values() for blob in parts]
     return json.dumps(data, separators=(",", ":")).encode() + b"\n" + b"".join(blobs)
 
 
@@ -133,11 +91,14 @@ def _from_bytes(content: bytes) -> Payload:
     data = json.loads(content[:head_end])
     offset = head_end + 1
     state: dict[str, PrefilterState] = {}
-    for name, size, unsupported in data["prefilter_state"]:
-        if offset + size > len(content):
-            raise ValueError("a truncated cache")
-        state[name] = (content[offset : offset + size], list(unsupported))
-        offset += size
+    for name, sizes, unsupported in data["prefilter_state"]:
+        parts = []
+        for size in sizes:
+            if offset + size > len(content):
+                raise ValueError("a truncated cache")
+            parts.append(content[offset : offset + size])
+            offset += size
+        state[name] = (tuple(parts), list(unsupported))
     return _from_data(data, state)
 
 
@@ -152,7 +113,10 @@ def _to_data(payload: Payload) -> dict[str, Any]:
         "fuzzy": list(kb.fuzzy),
         "neighbours": [list(row) for row in kb.neighbours],
         "codes": [list(row) for row in kb.codes],
-        "prefilter_state": [[name, len(blob), unsupported] for name, (blob, unsupported) in kb.prefilter_state.items()],
+        "prefilter_state": [
+            [name, [len(blob) for blob in parts], unsupported]
+            for name, (parts, unsupported) in kb.prefilter_state.items()
+        ],
     }
 
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from collections.abc import Callable
 from functools import cache, cached_property
 from typing import Any, Protocol
 
 from triage.engine.compiled import CASE_SENSITIVE_TRIGGERS, TRIGGER_PATTERNS, CompiledKB
 from triage.engine.context import CONTEXT_TRIGGERS
-from triage.engine.digits import digit_patterns, digit_reads, regex_sources
+from triage.engine import digits
+from triage.engine.digits import DigitReads, digit_analysis, regex_source_runs
 from triage.engine.repeats import unbounded_repeats
 
 TRIGGER = -1
@@ -56,7 +58,7 @@ class Prefilter(Protocol):
         ...
 
 
-def _hyperscan_pattern(pattern: str) -> bytes:
+def hyperscan_expression(pattern: str) -> bytes:
     # Hyperscan has no named groups, and leading or trailing `.*` only multiplies match events.
     pattern = re.sub(r"\(\?P<\w+>", "(", unbounded_repeats(pattern))
     pattern = re.sub(r"^(?:\.\*\??)+|(?:\.\*\??)+$", "", pattern)
@@ -108,20 +110,42 @@ CAUSES_STATE = "hyperscan-causes"
 DIGITS_STATES = ("hyperscan-digits", "hyperscan-codes")
 
 
-def _pattern_sets(hyperscan: Any, kb: CompiledKB) -> dict[str, Callable[[], list[Pattern]]]:
-    """The patterns of each hyperscan database, by its name in the KB cache, the largest first."""
+def _pattern_sets(hyperscan: Any, kb: CompiledKB) -> dict[str, Callable[[], list[list[Pattern]]]]:
+    """The patterns of each hyperscan database, by its name in the KB cache, the largest first, in
+    runs of one KB directory each (see `triage.engine.hs_parts`)."""
     own, causes = _own_and_cause(kb)
     _, caseless = _flags(hyperscan)
 
-    def widened(which: int) -> Callable[[], list[Pattern]]:
-        return lambda: [(p, n, caseless) for n, p in enumerate(_widened(kb)[which])]
+    def widened(which: int) -> Callable[[], list[list[Pattern]]]:
+        def runs() -> list[list[Pattern]]:
+            numbered: list[list[Pattern]] = []
+            for run in _widened_runs(regex_source_runs(kb))[which]:
+                first = sum(len(done) for done in numbered)
+                numbered.append([(p, first + n, caseless) for n, p in enumerate(run)])
+            return numbered
+
+        return runs
 
     return {
-        HyperscanPrefilter.name: lambda: _main_patterns(hyperscan, kb, own),
-        CAUSES_STATE: lambda: _cause_patterns(hyperscan, kb, causes),
+        HyperscanPrefilter.name: lambda: _by_directory(kb, _main_patterns(hyperscan, kb, own)),
+        CAUSES_STATE: lambda: _by_directory(kb, _cause_patterns(hyperscan, kb, causes)),
         DIGITS_STATES[0]: widened(0),
         DIGITS_STATES[1]: widened(1),
     }
+
+
+def _by_directory(kb: CompiledKB, patterns: list[Pattern]) -> list[list[Pattern]]:
+    """Patterns in runs of one KB directory each; the fixed words (ids from CONTEXT_OFFSET on) come
+    first and go with the first run."""
+    runs: list[list[Pattern]] = []
+    layer = None
+    for pattern in patterns:
+        here = kb.entries[kb.signatures[pattern[1]].entry].layer if pattern[1] < CONTEXT_OFFSET else None
+        if not runs or (here is not None and layer is not None and here != layer):
+            runs.append([])
+        layer = here if here is not None else layer
+        runs[-1].append(pattern)
+    return runs
 
 
 def compile_databases(kb: CompiledKB) -> None:
@@ -134,16 +158,19 @@ def compile_databases(kb: CompiledKB) -> None:
         return
     from concurrent.futures import ThreadPoolExecutor  # with logging, 15 ms of start-up; cold builds only
 
+    from triage.engine import hs_parts
+
     pending = {
         name: patterns for name, patterns in _pattern_sets(hyperscan, kb).items() if name not in kb.prefilter_state
     }
     with ThreadPoolExecutor(max_workers=max(1, len(pending))) as pool:
-        states = list(pool.map(lambda patterns: _compile(hyperscan, patterns()), pending.values()))
+        states = list(pool.map(lambda runs: hs_parts.compile_runs(hyperscan, runs()), pending.values()))
     kb.prefilter_state.update(zip(pending, states))
 
 
 def _widened(kb: CompiledKB) -> tuple[list[str], list[str]]:
-    return _widened_of(regex_sources(kb))
+    named, codes = _widened_runs(regex_source_runs(kb))
+    return [p for run in named for p in run], [p for run in codes for p in run]
 
 
 DIGIT_READS_STATE = "digit-reads"
@@ -155,21 +182,56 @@ def digit_reads_of(kb: CompiledKB) -> tuple[list[list[str]], list[str], list[str
     bare codes as written and widened (see `triage.engine.digits.digit_reads`)."""
     state = kb.prefilter_state.get(DIGIT_READS_STATE)
     if state is None:
-        probes, codes = digit_reads(list(regex_sources(kb)))
+        analysed = _analysed_runs(regex_source_runs(kb))
+        probes: dict[str, list[str]] = {}
+        for _, _, run_probes, _ in analysed:  # as one pass over all the runs' patterns would find them
+            for pattern, found in run_probes.items():
+                probes.setdefault(pattern, []).extend(found)
+        codes = list(dict.fromkeys(code for *_, run_codes in analysed for code in run_codes))
         named, widened_codes = _widened(kb)
         reads = [[probes[pattern] for pattern in named], codes, widened_codes]
-        state = kb.prefilter_state[DIGIT_READS_STATE] = (b"", [json.dumps(reads)])
+        state = kb.prefilter_state[DIGIT_READS_STATE] = ((), [json.dumps(reads)])
     probes_by_id, codes, widened_codes = json.loads(state[1][0])
     return probes_by_id, codes, widened_codes
 
 
 @cache
-def _widened_of(sources: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    return digit_patterns(list(sources))
+def _widened_runs(runs: tuple[tuple[str, ...], ...]) -> tuple[list[list[str]], list[list[str]]]:
+    """`digit_patterns` of the runs' patterns in order, each run's widened patterns not seen in an
+    earlier run kept apart: a run then numbers its patterns as it does in any KB set it starts."""
+    named_runs: list[list[str]] = []
+    code_runs: list[list[str]] = []
+    named_seen: set[str] = set()
+    codes_seen: set[str] = set()
+    for named, codes, _, _ in _analysed_runs(runs):
+        named_runs.append([p for p in named if p not in named_seen])
+        code_runs.append([p for p in codes if p not in codes_seen])
+        named_seen.update(named)
+        codes_seen.update(codes)
+    return named_runs, code_runs
 
 
-Compilable = tuple[bytes, int, int]
-"""(expression, id, flags) for hyperscan."""
+@cache
+def _analysed_runs(runs: tuple[tuple[str, ...], ...]) -> list[DigitReads]:
+    """`digit_analysis` of each run, cached on disk by the run's patterns (and the code that reads them)."""
+    from triage.engine.cache_files import by_content  # cold builds only
+
+    stat = Path(digits.__file__ or "").stat()
+    version = f"{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
+
+    def decode(content: bytes) -> DigitReads:
+        named, widened_codes, probes, codes = json.loads(content)
+        return list(named), list(widened_codes), dict(probes), list(codes)
+
+    def analysed(run: tuple[str, ...]) -> DigitReads:
+        def build() -> bytes:
+            return json.dumps(digit_analysis(list(run))).encode()
+
+        return by_content("digits", version + "\n".join(run).encode(), build, decode)
+
+    return [analysed(run) for run in runs]
+
+
 Pattern = tuple[str, int, int]
 """(regex, id, flags) before translation for hyperscan."""
 
@@ -187,14 +249,14 @@ def _flags(hyperscan: Any) -> tuple[int, int]:
 
 
 def _main_patterns(hyperscan: Any, kb: CompiledKB, own: list[int]) -> list[Pattern]:
-    """Every entry's own signature, trigger word and context pattern."""
+    """Every trigger word, context pattern and entry's own signature (the fixed words first: they
+    belong to the first run, see `_by_directory`)."""
     common, caseless = _flags(hyperscan)
-    patterns = [(kb.signatures[i].regex_source or "", i, caseless) for i in own]
-    patterns += [(p, TRIGGER_OFFSET + n, caseless) for n, p in enumerate(TRIGGER_PATTERNS)]
+    patterns = [(p, TRIGGER_OFFSET + n, caseless) for n, p in enumerate(TRIGGER_PATTERNS)]
     offset = TRIGGER_OFFSET + len(TRIGGER_PATTERNS)
     patterns += [(p, offset + n, common) for n, p in enumerate(CASE_SENSITIVE_TRIGGERS)]
     patterns += [(p, CONTEXT_OFFSET + n, caseless) for n, p in enumerate(CONTEXT_TRIGGERS)]
-    return patterns
+    return patterns + [(kb.signatures[i].regex_source or "", i, caseless) for i in own]
 
 
 def _cause_patterns(hyperscan: Any, kb: CompiledKB, causes: list[int]) -> list[Pattern]:
@@ -203,30 +265,32 @@ def _cause_patterns(hyperscan: Any, kb: CompiledKB, causes: list[int]) -> list[P
 
 
 class _HyperscanSet:
-    """One hyperscan database over some patterns, and a Python pass for those it refuses."""
+    """The hyperscan databases of some patterns (one per run), and a Python pass for those refused."""
 
     def __init__(
         self,
         hyperscan: Any,
         kb: CompiledKB,
         name: str,
-        patterns: Callable[[], list[Pattern]],
+        runs: Callable[[], list[list[Pattern]]],
         fallback_ids: frozenset[int] | None,
     ) -> None:
         state = kb.prefilter_state.get(name)
         if state is None:
-            state = _compile(hyperscan, patterns())
+            from triage.engine import hs_parts  # a KB built without `compile_databases` (tests)
+
+            state = hs_parts.compile_runs(hyperscan, runs())
             kb.prefilter_state[name] = state
-        blob, unsupported = state
-        self._db = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK) if blob else None
-        if self._db is not None:
-            self._db.scratch = hyperscan.Scratch(self._db)
+        blobs, unsupported = state
+        self._dbs = [hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK) for blob in blobs]
+        for database in self._dbs:
+            database.scratch = hyperscan.Scratch(database)
         # Patterns hyperscan refuses still get found, by a slower Python pass over the block.
         self._fallback = _PythonAlternation(unsupported, fallback_ids)
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         end = len(block) if end is None else end
-        out = self._scan(block, start, end) if self._db is not None else []
+        out = self._scan(block, start, end) if self._dbs else []
         extra = self._fallback.candidates(block, start, end)
         if not extra:
             return out
@@ -240,9 +304,10 @@ class _HyperscanSet:
         append = events.append
         # A memoryview scans the range without copying it: blocks are megabytes.
         view = memoryview(block)[start:end]
-        # hyperscan types `scan` as taking bytes or str; its C scanner reads any buffer, a memoryview too.
-        self._db.scan(view, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))  # type: ignore[union-attr]
-        events.sort()  # block mode reports by end offset already; this keeps the grouping safe regardless
+        for database in self._dbs:
+            # hyperscan types `scan` as taking bytes or str; its C scanner reads any buffer, a memoryview too.
+            database.scan(view, match_event_handler=lambda ident, _from, to, _flags, _ctx: append((to, ident)))
+        events.sort()  # by end offset: one database reports in that order, several interleave
         out: list[Candidate] = []
         line_end = -1
         ids: set[int] = set()
@@ -260,55 +325,13 @@ class _HyperscanSet:
         return out
 
 
-def _compile(hyperscan: Any, patterns: list[Pattern]) -> tuple[bytes, list[str]]:
-    """Compile patterns into one database, serialized for the KB cache (empty bytes when none is left)."""
-    compiled = [(_hyperscan_pattern(pattern), ident, flags) for pattern, ident, flags in patterns]
-    if not compiled:
-        return b"", []
-    try:
-        return hyperscan.dumpb(_database(hyperscan, compiled)), []  # the usual case: one compile
-    except hyperscan.error:
-        refused = set(_refused(hyperscan, compiled))
-    unsupported = [
-        pattern if flags & hyperscan.HS_FLAG_CASELESS else f"(?-i:{pattern})"
-        for (pattern, _, flags), (_, ident, _) in zip(patterns, compiled)
-        if ident in refused
-    ]
-    kept = [item for item in compiled if item[1] not in refused]
-    return (hyperscan.dumpb(_database(hyperscan, kept)) if kept else b""), unsupported
-
-
-def _database(hyperscan: Any, items: list[Compilable]) -> Any:
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(
-        expressions=[item[0] for item in items],
-        ids=[item[1] for item in items],
-        elements=len(items),
-        flags=[item[2] for item in items],
-    )
-    return database
-
-
-def _refused(hyperscan: Any, items: list[Compilable]) -> list[int]:
-    """Ids of the expressions hyperscan cannot compile, found by halving: a few compiles per refused
-    pattern instead of one per pattern."""
-    try:
-        _database(hyperscan, items)
-        return []
-    except hyperscan.error:
-        if len(items) == 1:
-            return [items[0][1]]
-    middle = len(items) // 2
-    return _refused(hyperscan, items[:middle]) + _refused(hyperscan, items[middle:])
-
-
 class _PythonAlternation:
     def __init__(self, patterns: list[str], ids: frozenset[int] | None = None) -> None:
         self._ids = ids
         """What a line it finds may match: None for 'try all'."""
         self._regex = (
             re.compile(
-                "|".join(f"(?:{_hyperscan_pattern(p).decode()})" for p in patterns).encode(),
+                "|".join(f"(?:{hyperscan_expression(p).decode()})" for p in patterns).encode(),
                 re.IGNORECASE | re.MULTILINE,  # the block holds many lines: `^`/`$` are line boundaries
             )
             if patterns

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from triage.engine import kb_cache
+from triage.engine.cache_files import enabled as cache_enabled
 from triage.engine.compiled import CompiledKB, compile_kb
 from triage.engine.prefilter import build_prefilter, compile_databases, digit_reads_of
 from triage.kb.paths import kb_dirs
@@ -28,7 +29,7 @@ def load_engine_kb(
     dirs: list[Path] = kb_dirs(extra_dirs, include_shipped=include_shipped)
     fingerprint = kb_cache.fingerprint(dirs)
     key, other = (fingerprint + "-strict", fingerprint) if strict else (fingerprint, fingerprint + "-strict")
-    if kb_cache.enabled():
+    if cache_enabled():
         cached = kb_cache.load(key)
         if cached is not None:
             return cached
@@ -48,7 +49,7 @@ def load_engine_kb(
     build_prefilter(compiled).digit_candidates(b"")
     digit_reads_of(compiled)
     payload = (compiled, [str(error) for error in errors])
-    if kb_cache.enabled():
+    if cache_enabled():
         kb_cache.store(key, payload)
     return payload
 

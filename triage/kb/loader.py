@@ -86,6 +86,9 @@ class KnowledgeBase:
     """(category, label, line) rows from each dir's neighbours file."""
     codes: list[tuple[str, str, str]] = field(default_factory=list)
     """(code, category, meaning) rows from each dir's codes file, later dirs first (they override)."""
+    layer_of: dict[str, int] = field(default_factory=dict)
+    """The position of each entry's directory among the loaded ones (0: the first, the shipped KB
+    where it is loaded): the compiled KB keeps each directory's signatures together."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -234,7 +237,8 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
     errors: list[KBError] = []
     neighbours: list[tuple[str, str, str]] = []
     codes: list[tuple[str, str, str]] = []
-    for directory in dirs:
+    layer_of: dict[str, int] = {}
+    for layer, directory in enumerate(dirs):
         if not directory.is_dir():
             missing = KBError(directory, None, "KB directory does not exist")
             if strict:
@@ -258,9 +262,10 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
             seen_here[entry.id] = path
             entries[entry.id] = entry
             sources[entry.id] = loaded
+            layer_of[entry.id] = layer
         neighbours += read_table(directory / NEIGHBOURS_FILE)
         codes = read_table(directory / CODES_FILE) + codes
-    return KnowledgeBase(entries=entries, sources=sources, neighbours=neighbours, codes=codes), errors
+    return KnowledgeBase(entries, sources, neighbours, codes, layer_of), errors
 
 
 def report_skipped(errors: Iterable[object], warn: Callable[[str], None]) -> None:
