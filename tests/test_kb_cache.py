@@ -12,10 +12,12 @@ import pytest
 
 from kb_helpers import entry_data, write_entry
 from tests.conftest import ROOT
-from triage.engine import cache_files, hs_parts, kb_cache, load_engine_kb
+from triage.engine import hs_parts, kb_cache, load_engine_kb
+from triage.kb import cache_files
 from triage.engine.compiled import TRIGGER_PATTERNS
 from triage.engine.scanner import Scanner
-from triage.kb.loader import KBError
+from triage.kb import loader
+from triage.kb.loader import KBError, load_kb
 
 
 class _Planted:
@@ -151,3 +153,34 @@ def test_a_damaged_database_file_is_compiled_again(tmp_path, monkeypatch):
     scanner = Scanner(kb)
     scanner.feed_text("RuntimeError: ZQX-ALPHA synthetic failure\n")
     assert [d.id for d in scanner.result().diagnoses] == ["alpha"]
+
+
+def test_a_directory_loaded_before_is_not_parsed_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    user = tmp_path / "kb"
+    write_entry(user, entry_data("kept"))
+    (user / "broken.yaml").write_text("id: broken\ntitle: [unclosed\n")
+    first, first_errors = load_kb([user], strict=False)
+    parsed: list[Path] = []
+    parse = loader.load_entry
+    monkeypatch.setattr(loader, "load_entry", lambda path, **kw: parsed.append(path) or parse(path, **kw))
+    again, errors = load_kb([user], strict=False)
+    assert not parsed
+    assert again.entries == first.entries and [str(e) for e in errors] == [str(e) for e in first_errors]
+    assert again.sources["kept"].line("signatures", 0) == first.sources["kept"].line("signatures", 0) > 1
+    with pytest.raises(KBError, match="broken.yaml"):  # a strict load still refuses what was skipped
+        load_kb([user], strict=True)
+    write_entry(user, entry_data("kept", title="Edited"))
+    edited, _ = load_kb([user], strict=False)
+    assert edited.entries["kept"].title == "Edited" and parsed  # an edit is read again
+
+
+def test_a_damaged_directory_file_is_loaded_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    user = tmp_path / "kb"
+    write_entry(user, entry_data("kept"))
+    load_kb([user], strict=True)
+    for part in (tmp_path / "cache").glob("entries-*.part"):
+        part.write_bytes(b'{"entries": [["x.yaml", {"id": 3}, []]], "errors": []}')
+    kb, _ = load_kb([user], strict=True)
+    assert list(kb.entries) == ["kept"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from triage.engine.cache_files import by_content
+from triage.kb.cache_files import by_content
 from triage.engine.compiled import PrefilterState
 from triage.engine.prefilter import Pattern, hyperscan_expression
 

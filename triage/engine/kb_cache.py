@@ -20,7 +20,7 @@ from typing import Any
 
 from triage import __version__
 from triage.engine import codes, compiled, context, digits, error_lines, nearest, normalize, prefilter, repeats
-from triage.engine.cache_files import cache_dir, read_own, write_atomic
+from triage.kb.cache_files import cache_dir, read_own, write_atomic
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 

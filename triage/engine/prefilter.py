@@ -214,7 +214,7 @@ def _widened_runs(runs: tuple[tuple[str, ...], ...]) -> tuple[list[list[str]], l
 @cache
 def _analysed_runs(runs: tuple[tuple[str, ...], ...]) -> list[DigitReads]:
     """`digit_analysis` of each run, cached on disk by the run's patterns (and the code that reads them)."""
-    from triage.engine.cache_files import by_content  # cold builds only
+    from triage.kb.cache_files import by_content  # cold builds only
 
     stat = Path(digits.__file__ or "").stat()
     version = f"{stat.st_size}\0{stat.st_mtime_ns}\n".encode()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from triage.engine import kb_cache
-from triage.engine.cache_files import enabled as cache_enabled
+from triage.kb.cache_files import enabled as cache_enabled
 from triage.engine.compiled import CompiledKB, compile_kb
 from triage.engine.prefilter import build_prefilter, compile_databases, digit_reads_of
 from triage.kb.paths import kb_dirs

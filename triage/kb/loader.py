@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from triage.kb.cache_files import enabled as cache_enabled
 from triage.kb.models import Entry, Signature
 from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 from triage.kb.regex_safety import unsafe_reason
@@ -245,27 +246,46 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
                 raise missing
             errors.append(missing)
             continue
-        seen_here: dict[str, Path] = {}
-        for path in entry_files(directory):
-            try:
-                loaded = load_entry(path)
-                entry = loaded.entry
-                if entry.id in seen_here:
-                    raise KBError(path, loaded.line("id"), f"duplicate id '{entry.id}' (also in {seen_here[entry.id]})")
-                if path.stem != entry.id:
-                    raise KBError(path, loaded.line("id"), f"file name '{path.stem}' differs from id '{entry.id}'")
-            except KBError as exc:
-                if strict:
-                    raise
-                errors.append(exc)
-                continue
-            seen_here[entry.id] = path
-            entries[entry.id] = entry
-            sources[entry.id] = loaded
-            layer_of[entry.id] = layer
+        loaded_here, errors_here = _entries_of(directory)
+        if strict and errors_here:
+            raise errors_here[0]
+        errors += errors_here
+        for loaded in loaded_here:
+            entries[loaded.entry.id] = loaded.entry
+            sources[loaded.entry.id] = loaded
+            layer_of[loaded.entry.id] = layer
         neighbours += read_table(directory / NEIGHBOURS_FILE)
         codes = read_table(directory / CODES_FILE) + codes
     return KnowledgeBase(entries, sources, neighbours, codes, layer_of), errors
+
+
+def _entries_of(directory: Path) -> tuple[list[LoadedEntry], list[KBError]]:
+    if not cache_enabled():
+        return _load_dir(directory)
+    from triage.kb import dir_cache  # it imports this module
+
+    return dir_cache.loaded(directory, _load_dir)
+
+
+def _load_dir(directory: Path) -> tuple[list[LoadedEntry], list[KBError]]:
+    """Every entry of one directory, in file order, and an error for each file that is skipped."""
+    loaded_here: list[LoadedEntry] = []
+    errors: list[KBError] = []
+    seen_here: dict[str, Path] = {}
+    for path in entry_files(directory):
+        try:
+            loaded = load_entry(path)
+            entry = loaded.entry
+            if entry.id in seen_here:
+                raise KBError(path, loaded.line("id"), f"duplicate id '{entry.id}' (also in {seen_here[entry.id]})")
+            if path.stem != entry.id:
+                raise KBError(path, loaded.line("id"), f"file name '{path.stem}' differs from id '{entry.id}'")
+        except KBError as exc:
+            errors.append(exc)
+            continue
+        seen_here[entry.id] = path
+        loaded_here.append(loaded)
+    return loaded_here, errors
 
 
 def report_skipped(errors: Iterable[object], warn: Callable[[str], None]) -> None:
