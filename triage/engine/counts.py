@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from operator import itemgetter
 from typing import Protocol
 
 from triage.engine.cause_lines import NearLeads
@@ -58,9 +59,10 @@ class Counts:
         matter, which are found walking back from the run's end (on a noisy log, most of the run).
         """
         found_of: dict[int, tuple[Support, ...]] = {}
-        firsts: dict[int, int] = {}
-        for n, seen in enumerate(run):
-            firsts.setdefault(seen[3], n)
+        # Where each shape first comes in the run: walked in C (the dict keeps the last write of
+        # each key, so the run is read backwards); a noisy run holds hundreds of thousands of lines.
+        shapes = list(map(itemgetter(3), run))
+        firsts = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1)))
         for shape, n in firsts.items():
             found_of[shape] = held.supports(run[n], shape)
         entries = {support[0] for found in found_of.values() for support in found}

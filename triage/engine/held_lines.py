@@ -8,6 +8,7 @@ sees one by one (see `triage.engine.counts`).
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from triage.engine.evidence import Sighting
@@ -50,9 +51,7 @@ class HeldLines:
     def before(self, position: int) -> list[Seen]:
         """The lines not yet taken that start before `position`, in block order."""
         lines, taken = self.lines, self._taken
-        end = taken
-        while end < len(lines) and lines[end][0] < position:
-            end += 1
+        end = bisect_left(lines, (position,), taken)  # (position,) sorts before every line starting there
         self._taken = end
         self.next = lines[end][0] if end < len(lines) else END
         return lines[taken:end]
