@@ -78,6 +78,7 @@ class Counts:
             return seen
 
         waiting: dict[int, list[tuple[int, Support]]] = {}
+        counted: dict[tuple[int, int], list[int]] = {}  # (shape, k-th support) -> [first line, lines]
         cut = len(run)
         for n, (start, _, index, shape) in enumerate(run):
             line = held.first + index
@@ -86,25 +87,30 @@ class Counts:
                 break
             # Unlike `supports`, no lead is asked first: a line far from its entry's leads waits in
             # vain, which changes nothing (its window drops it before a lead's line can count it).
-            for support in found_of[shape]:
+            for k, support in enumerate(found_of[shape]):
                 entry = support[0]
                 last = latest[entry]
                 if last is not None and line - last <= CAUSE_WINDOW:
                     ranks = self._windows[entry].reaching(source.name, line)
                     if counts_at(ranks, partial(held.rank, start, shape, source.rank)):
-                        self._add(support, partial(sighting, n))
+                        tally = counted.setdefault((shape, k), [n, 0])
+                        tally[1] += 1
                         continue
                 waiting.setdefault(entry, []).append((n, support))
+        # Counted per support, in the order each first counted: the lines listed and the values kept
+        # are those a line-by-line count would keep (the first of each), for one call per support.
+        for (shape, k), (n, count) in sorted(counted.items(), key=lambda item: item[1][0]):
+            self._add(found_of[shape][k], partial(sighting, n), count)
         for entry, pairs in _last_waiting(run, cut, found_of, entries).items():
             waiting[entry] = waiting.get(entry, []) + pairs
         for entry, pairs in waiting.items():
             for n, support in pairs[-WAITING_LINES:]:
                 self._windows[entry].wait(sighting(n), (support, sighting(n)))
 
-    def _add(self, support: Support, seen: Sighting | Callable[[], Sighting]) -> None:
+    def _add(self, support: Support, seen: Sighting | Callable[[], Sighting], count: int = 1) -> None:
         entry, cause, index, quality, values = support
         evidence = self.evidence.setdefault(entry, EntryEvidence())
-        evidence.add_support(seen, cause, index, quality)
+        evidence.add_support(seen, cause, index, quality, count)
         evidence.add_values(values)
 
 

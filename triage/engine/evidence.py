@@ -136,10 +136,13 @@ class EntryEvidence:
             self.shown.append(seen)
         self.last = seen
 
-    def add_support(self, seen: Sighting | Callable[[], Sighting], cause: str, index: int, quality: float) -> None:
-        """Count a line that supports a cause; the first line of each cause signature is listed. The
-        line's sighting may come as how to make it: a repeat that is only counted never needs it."""
-        self.support_count += 1
+    def add_support(
+        self, seen: Sighting | Callable[[], Sighting], cause: str, index: int, quality: float, count: int = 1
+    ) -> None:
+        """Count a line (or `count` lines of one shape, `seen` the first) that supports a cause; the
+        first line of each cause signature is listed. The line's sighting may come as how to make
+        it: a repeat that is only counted never needs it."""
+        self.support_count += count
         qualities = self.cause_quality.setdefault(cause, {})
         if index not in qualities and len(self.support) < MAX_SUPPORT_LINES:
             seen = seen if isinstance(seen, Sighting) else seen()
