@@ -14,8 +14,6 @@ import yaml
 
 from tests.conftest import ROOT
 from triage.engine.context import JobContext
-from triage.engine.prefilter import build_prefilter
-from triage.engine.scanner import Scanner
 from triage.kbtools.evaluate import evaluate, load_cases, thread_key
 
 CORPUS = ROOT / "logs_samples" / "real"
@@ -65,14 +63,11 @@ def test_test_split_buried_between_healthy_logs(engine_kb, cases):
     assert summary["no_diagnosis"] <= BURIED_FLOOR["no_diagnosis"], summary
 
 
-def test_no_fix_for_a_stack_the_log_shows_is_not_running(engine_kb, cases):
-    prefilter = build_prefilter(engine_kb)
+def test_no_fix_for_a_stack_the_log_shows_is_not_running(engine_kb, report):
     entries = {entry.id: entry for entry in engine_kb.entries}
     wrong = []
-    for case in cases:
-        scanner = Scanner(engine_kb, prefilter=prefilter)
-        scanner.feed_text(case.file.read_bytes().decode("utf-8", "replace"), case.file.name)
-        result = scanner.result()
+    for outcome in report.outcomes:  # the figures' own scans of every case, train and test
+        case, result = outcome.case, outcome.result
         context = JobContext(
             **{k: v for k, v in result.context.items() if k in ("launcher", "workloads", "soc", "env")}
         )

@@ -23,7 +23,7 @@ from triage.engine.nearest import FRAMES_SUFFIX
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
 from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE
-from triage.results import Diagnosis, FixResult
+from triage.results import Diagnosis, FixResult, ScanResult
 from triage.scanning import scan_sources
 from triage.sources import SourceError, read_chunks
 
@@ -60,11 +60,22 @@ class Case:
 @dataclass
 class CaseOutcome:
     case: Case
-    predicted: list[tuple[str, str, float]]
-    """(entry id, category, confidence) best first."""
-    top: Diagnosis | None = None
-    failures: list[tuple[str, float]] = field(default_factory=list)
-    """(severity, confidence) of every diagnosis, for the false-alarm rule."""
+    result: ScanResult
+    """The case's whole scan, for checks beyond the figures (which fixes each diagnosis offers)."""
+
+    @property
+    def predicted(self) -> list[tuple[str, str, float]]:
+        """(entry id, category, confidence) best first."""
+        return [(d.id, d.category, d.confidence) for d in self.result.diagnoses]
+
+    @property
+    def top(self) -> Diagnosis | None:
+        return self.result.diagnoses[0] if self.result.diagnoses else None
+
+    @property
+    def failures(self) -> list[tuple[str, float]]:
+        """(severity, confidence) of every diagnosis, for the false-alarm rule."""
+        return [(d.severity, d.confidence) for d in self.result.diagnoses]
 
     @property
     def top1(self) -> bool:
@@ -319,15 +330,7 @@ def evaluate(kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = 
         else:
             # A labelled log that cannot be read would count as "nothing fired": a silent pass.
             report.errors += scan_sources(scanner, [str(case.file)])
-        diagnoses = scanner.result().diagnoses
-        report.outcomes.append(
-            CaseOutcome(
-                case,
-                [(d.id, d.category, d.confidence) for d in diagnoses],
-                top=diagnoses[0] if diagnoses else None,
-                failures=[(d.severity, d.confidence) for d in diagnoses],
-            )
-        )
+        report.outcomes.append(CaseOutcome(case, scanner.result()))
     return report
 
 
