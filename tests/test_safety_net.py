@@ -179,7 +179,7 @@ def test_a_guess_lists_the_families_that_came_close_after_it(engine_kb):
 
     message = "RuntimeError: out of memory while the kernel compiled"
     unclaimed = UnclaimedErrors()
-    unclaimed.add("k", ErrorLine(1, EXCEPTION, EvidenceLine("job.log", 3, message, None), message))
+    unclaimed.note("k", EXCEPTION, lambda: ErrorLine(1, EXCEPTION, EvidenceLine("job.log", 3, message, None), message))
     diagnoses = diagnose_unclaimed(engine_kb, unclaimed, JobContext())
     # Three families, the winner first; each alternative a guess at the floor of confidence.
     assert [d.id for d in diagnoses] == ["unrecognised-error"] + ["unrecognised-error-alternative"] * 2

@@ -336,12 +336,15 @@ class Scanner:
         if kind is None:
             return None
         message = message_of(text)
-        rank = rank_of_line(text)
-        line = EvidenceLine(state.name, line_number, text.strip()[:500], state.rank if rank is None else rank)
         self._order += 1
-        key = message.translate(DIGITS_TO_ZERO_TEXT)[:200]
-        self.unclaimed.add(key, ErrorLine(self._order, kind, line, message))
-        return self.unclaimed.by_key.get(key)
+        order = self._order
+
+        def sighting() -> ErrorLine:
+            rank = rank_of_line(text)
+            line = EvidenceLine(state.name, line_number, text.strip()[:500], state.rank if rank is None else rank)
+            return ErrorLine(order, kind, line, message)
+
+        return self.unclaimed.note(message.translate(DIGITS_TO_ZERO_TEXT)[:200], kind, sighting)
 
     def _record(
         self, state: _Source, line_number: int, text: str, hits: list[Hit], extra: tuple[Support, ...] = ()

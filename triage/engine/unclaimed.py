@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from triage.engine.error_lines import SALIENCE
@@ -62,15 +63,19 @@ class UnclaimedErrors:
         if found:
             self.frames.append((frame_of(found), EvidenceLine(source=where[0], line=where[1], text=text.strip()[:500])))
 
-    def add(self, key: str, found: ErrorLine) -> None:
+    def note(self, key: str, kind: str, make: Callable[[], ErrorLine]) -> ErrorLine | None:
+        """Count an error line by its key: its first sighting, made by `make` only when it is kept
+        (a kind's first PER_KIND keys); None when the kind is full. A log of a million distinct
+        error lines builds sixteen sightings per kind, not a million."""
         seen = self.by_key.get(key)
         if seen is not None:
             seen.count += 1
-            return
-        if self.kinds.get(found.kind, 0) >= PER_KIND:
-            return
-        self.kinds[found.kind] = self.kinds.get(found.kind, 0) + 1
-        self.by_key[key] = found
+            return seen
+        if self.kinds.get(kind, 0) >= PER_KIND:
+            return None
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        found = self.by_key[key] = make()
+        return found
 
     def merge(self, later: UnclaimedErrors, line_offset: int, order_offset: int) -> None:
         """Fold in a later stretch of the same source (see `Scanner.absorb`)."""
@@ -78,10 +83,12 @@ class UnclaimedErrors:
         self.frames += [(name, replace(line, line=line.line + line_offset)) for name, line in later.frames[:room]]
         self.tails.update(later.tails)
         for key, found in later.by_key.items():
-            shifted = replace(
-                found, order=found.order + order_offset, line=replace(found.line, line=found.line.line + line_offset)
-            )
-            self.add(key, shifted)
+
+            def shifted(found: ErrorLine = found) -> ErrorLine:
+                line = replace(found.line, line=found.line.line + line_offset)
+                return replace(found, order=found.order + order_offset, line=line)
+
+            self.note(key, found.kind, shifted)
 
     def most_telling(self, limit: int = 8) -> list[ErrorLine]:
         """The lines that best say what failed: most telling kind first, then earliest."""
