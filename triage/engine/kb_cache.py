@@ -14,13 +14,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from triage import __version__
 from triage.engine import codes, compiled, context, digits, error_lines, nearest, normalize, prefilter, repeats
-from triage.kb.cache_files import cache_dir, read_own, write_atomic
+from triage.kb.cache_files import cache_dir, code_version, read_own, write_atomic
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
 
@@ -38,9 +37,7 @@ def fingerprint(dirs: list[Path]) -> str:
     digest = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
     # What the cached data means (prefilter flags and context triggers, signature fields) lives in these
     # modules: a development checkout that edits them must not reuse an old cache.
-    for module in (codes, compiled, context, prefilter, repeats, digits, error_lines, nearest, normalize):
-        stat = os.stat(module.__file__ or "")
-        digest.update(f"{module.__name__}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    digest.update(code_version(codes, compiled, context, prefilter, repeats, digits, error_lines, nearest, normalize))
     for directory in dirs:
         digest.update(b"\0dir\0" + str(directory.resolve()).encode())
         if not directory.is_dir():

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from collections.abc import Callable
 from functools import cache, cached_property
 from typing import Any, Protocol
@@ -214,10 +213,9 @@ def _widened_runs(runs: tuple[tuple[str, ...], ...]) -> tuple[list[list[str]], l
 @cache
 def _analysed_runs(runs: tuple[tuple[str, ...], ...]) -> list[DigitReads]:
     """`digit_analysis` of each run, cached on disk by the run's patterns (and the code that reads them)."""
-    from triage.kb.cache_files import by_content  # cold builds only
+    from triage.kb.cache_files import by_content, code_version  # cold builds only
 
-    stat = Path(digits.__file__ or "").stat()
-    version = f"{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
+    version = code_version(digits)
 
     def decode(content: bytes) -> DigitReads:
         named, widened_codes, probes, codes = json.loads(content)

@@ -1,9 +1,10 @@
 """Files in the user's cache directory: where they live, how they are read back and written safely.
 
-Both caches (the compiled KB, `triage.engine.kb_cache`, and the compiled hyperscan databases,
-`triage.engine.hs_parts`) keep their files here, written atomically and read only when this user
-owns them, a few of each kind kept, least recently used evicted first. TRIAGE_NO_CACHE=1 bypasses
-both; TRIAGE_CACHE_DIR moves them.
+Every cache (the compiled KB, `triage.engine.kb_cache`; each KB directory's load,
+`triage.kb.dir_cache`; the compiled hyperscan databases and digit reads, `triage.engine.hs_parts`)
+keeps its files here, written atomically and read only when this user owns them, a few of each kind
+kept, least recently used evicted first. TRIAGE_NO_CACHE=1 bypasses them all; TRIAGE_CACHE_DIR
+moves them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import TypeVar
 
 CACHE_DIR_ENV = "TRIAGE_CACHE_DIR"
@@ -32,6 +34,16 @@ def cache_dir() -> Path:
 
 def enabled() -> bool:
     return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+
+
+def code_version(*modules: ModuleType) -> bytes:
+    """What identifies the code that made a cached file: a development checkout that edits one of
+    these modules must not reuse what the old code made."""
+    version = b""
+    for module in modules:
+        stat = os.stat(module.__file__ or "")
+        version += f"{module.__name__}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
+    return version
 
 
 def read_own(path: Path) -> bytes | None:

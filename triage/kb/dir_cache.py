@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from triage.kb import loader, models, regex_safety
-from triage.kb.cache_files import by_content
+from triage.kb.cache_files import by_content, code_version
 from triage.kb.loader import MAX_ENTRY_BYTES, KBError, LoadedEntry, entry_files
 from triage.kb.models import VALIDATED, Entry
 
@@ -28,9 +27,7 @@ Loaded = tuple[list[LoadedEntry], list[KBError]]
 def loaded(directory: Path, load: Callable[[Path], Loaded]) -> Loaded:
     """`load(directory)`, or what it gave for the same files before."""
     digest = hashlib.sha256(f"{directory}\n".encode())  # error messages name other files by their path
-    for module in (loader, models, regex_safety):
-        stat = os.stat(module.__file__ or "")
-        digest.update(f"{module.__name__}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    digest.update(code_version(loader, models, regex_safety))
     for path in entry_files(directory):
         try:
             with path.open("rb") as handle:
