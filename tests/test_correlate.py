@@ -10,7 +10,7 @@ from rank_logs import RANKS, ROOT_RANK, TEST_KB, rank_log, write_rank_logs
 
 from triage.engine.correlate import correlate
 from triage.engine.timestamps import parse_time
-from triage.results import Diagnosis, EvidenceLine, ScanResult
+from triage.results import Diagnosis, EvidenceLine, ScanResult, replace
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +130,18 @@ def test_triage_scan_json_over_rank_files(tmp_path, capsys):
     assert (first["category"], first["rank"], first["role"]) == ("npu_oom", ROOT_RANK, "root")
     assert first["evidence"][0]["timestamp"] == "2024-05-21T11:27:54.120000"
     assert {d["role"] for d in out["diagnoses"] if d["category"] == "hccl_timeout"} == {"cascade"}
+
+
+def test_a_guessed_communication_failure_is_no_cascade():
+    # A guess names a family, not a failure that happened: it neither follows the root nor reorders.
+    guessed = replace(_diagnosis("guess", "hccl_timeout", "error", 2, "[2024-11-29 17:10:44,000] odd", 2), guess=True)
+    result = correlate(
+        ScanResult(
+            diagnoses=[
+                _diagnosis("family", "other", "error", 1, "[2024-11-29 17:10:45,000] late failure", 1),
+                _diagnosis("early", "env_version", "error", 3, "[2024-11-29 17:10:40,000] first failure", 0),
+                guessed,
+            ]
+        )
+    )
+    assert [(d.id, d.role) for d in result.diagnoses] == [("family", None), ("early", "root"), ("guess", None)]

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from triage.engine.error_lines import CODE, EXCEPTION, LEVEL, SIGNAL, TRACEBACK, error_kind, message_of
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
-from triage.engine.safety_net import MAX_CONFIDENCE, SECOND_GUESS_SHARE, diagnose_unclaimed
+from triage.engine.safety_net import (
+    MAX_CONFIDENCE,
+    MIN_CONFIDENCE,
+    SECOND_GUESS_SHARE,
+    diagnose_unclaimed,
+    second_opinion,
+)
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
-from triage.results import EvidenceLine
+from triage.results import Diagnosis, EvidenceLine
 
 
 @pytest.mark.parametrize(
@@ -187,3 +195,23 @@ def test_a_guess_lists_the_families_that_came_close_after_it(engine_kb):
     assert all(d.confidence <= diagnoses[0].confidence <= MAX_CONFIDENCE for d in diagnoses)
     shares = [d.extracted["vote_share"] for d in diagnoses]
     assert shares == sorted(shares, reverse=True) and shares[-1] >= SECOND_GUESS_SHARE * shares[0]
+
+
+def test_a_family_rules_lines_that_resemble_another_family_get_a_second_opinion(engine_kb):
+    kb = dataclasses.replace(
+        engine_kb,
+        neighbours=(
+            ("runtimeerror: the frobnicator stream handle became invalid on device <n>", "segfault", "case:a"),
+            ("runtimeerror: the frobnicator stream handle became invalid on rank <n>", "segfault", "case:b"),
+        ),
+    )
+    line = EvidenceLine("job.log", 7, "RuntimeError: the frobnicator stream handle became invalid on device 3")
+    family = Diagnosis(
+        id="family-x", category="other", title="X", severity="error", confidence=0.85, score=2.0, evidence=[line]
+    )
+    [alternative] = second_opinion(kb, family, {"other"})
+    assert alternative.category == "segfault" and alternative.guess and alternative.confidence == MIN_CONFIDENCE
+    assert alternative.evidence == [line] and "family-x" in alternative.summary
+    # The rule's own family, or one already shown, is no second opinion.
+    assert second_opinion(kb, dataclasses.replace(family, category="segfault"), {"segfault"}) == []
+    assert second_opinion(kb, family, {"other", "segfault"}) == []

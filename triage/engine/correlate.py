@@ -115,6 +115,7 @@ def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis
         if (
             diagnosis is not root
             and diagnosis.category == COMMS_CATEGORY
+            and not diagnosis.guess
             and not _earlier(onset, root_onset, by_time=by_time)
         ):
             cascade.append(replace(diagnosis, role="cascade"))

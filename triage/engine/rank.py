@@ -10,7 +10,7 @@ from triage.engine.compiled import CompiledKB, EntryCard
 from triage.engine.context import JobContext
 from triage.engine.correlate import FAILURE_SEVERITIES
 from triage.engine.evidence import EntryEvidence
-from triage.engine.safety_net import diagnose_unclaimed
+from triage.engine.safety_net import diagnose_unclaimed, second_opinion
 from triage.engine.unclaimed import UnclaimedErrors
 from triage.results import CauseResult, Diagnosis, ReferenceResult, ScanResult
 
@@ -166,13 +166,16 @@ def _guesses(
 
     With no failure found, an error no entry claims outranks warnings and wrappers: the job died
     of something no rule names, and a wrapper's category is a guess too. Beside a family rule, a
-    guess of another family is an alternative and ranks below it.
+    guess of another family is an alternative and ranks below it, as is the family that the rule's
+    own lines resemble when it is not the rule's.
     """
     guesses = diagnose_unclaimed(kb, unclaimed, context, need_neighbours=bool(diagnoses))
     if families:
         shown = {d.category for d in families}
         floor = min(d.score for d in families)
         guesses = [g for g in guesses if g.category not in shown]
+        seen = shown | {g.category for g in guesses}
+        guesses += second_opinion(kb, max(families, key=lambda d: d.score), seen)
         for number, guess in enumerate(guesses, 1):
             guess.score = round(min(guess.score, floor - 0.01 * number), 3)
         return guesses

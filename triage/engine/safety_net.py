@@ -38,6 +38,7 @@ WORD_WEIGHT = 1.0
 FRAME_WEIGHT = 0.3
 """A family's words in the traceback frames."""
 STALL_LINES = 2
+SECOND_OPINION_LINES = 4
 SECOND_GUESS_SHARE = 0.1
 """A runner-up is reported when its share of the vote is at least this fraction of the winner's."""
 _BARE_TRACEBACK = re.compile(r"\s*Traceback \(most recent call last\):?\s*$")
@@ -102,6 +103,40 @@ def diagnose_unclaimed(
         extracted={"neighbour_similarity": guess.score, "vote_share": guess.share} if guess else {},
     )
     return [primary] + _alternatives(primary, guess)
+
+
+def second_opinion(kb: CompiledKB, family: Diagnosis, shown: set[str]) -> list[Diagnosis]:
+    """The families that a family rule's own lines resemble, when they are not the rule's: a
+    family rule reads a phrasing, and the nearest known failures of the same lines are a second
+    opinion (alternatives at the lowest confidence, ranked below the rule)."""
+    lines = [line for line in family.evidence if line.supports is None][:SECOND_OPINION_LINES]
+    guess = kb.neighbour_index.guess([(message_of(line.text), 1.0) for line in lines])
+    if guess is None or guess.score == 0.0:
+        return []
+    ranked = [(guess.category, guess.share), *guess.others]
+    return [
+        Diagnosis(
+            id=f"{ID}-alternative",
+            category=category,
+            title=f"Or {_family_name(category)}: {family.title}",
+            severity="error",
+            confidence=MIN_CONFIDENCE,
+            score=MIN_CONFIDENCE,
+            summary=f"The lines {family.id} matched also resemble known {category.replace('_', ' ')} failures ({share:.0%} of the nearest lines' vote).",
+            generic=True,
+            evidence=lines,
+            evidence_count=len(lines),
+            causes=[CauseResult(id="unknown", title="Not known to the KB", probability=1.0)],
+            fixes=[],
+            probes=[],
+            rank=family.rank,
+            first_seen=family.first_seen,
+            guess=True,
+            extracted={"vote_share": share},
+        )
+        for category, share in ranked
+        if category not in shown and category != HEALTHY and share >= SECOND_GUESS_SHARE * guess.share
+    ][:1]
 
 
 def _alternatives(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
