@@ -112,3 +112,18 @@ def test_a_fix_cites_as_confirmed_only_threads_that_confirm_it():
         if thread_key(url) in unconfirmed
     ]
     assert not wrong, wrong
+
+
+def test_leave_thread_out_switches_off_the_entries_that_cite_the_thread(engine_kb, cases):
+    from triage.kbtools.evaluate import entries_citing
+
+    citing = entries_citing(engine_kb)
+    cited = [c for c in cases if c.split == "train" and not c.healthy and thread_key(c.source or "") in citing][:12]
+    ids = {c.id: {engine_kb.entries[i].id for i in citing[thread_key(c.source or "")]} for c in cited}
+    named = {o.case.id: {d.id for d in o.result.diagnoses} for o in evaluate(engine_kb, cited).outcomes}
+    left_out = {
+        o.case.id: {d.id for d in o.result.diagnoses}
+        for o in evaluate(engine_kb, cited, leave_thread_out=True).outcomes
+    }
+    assert sum(bool(named[case] & ids[case]) for case in ids) >= len(ids) // 2  # the entries do name their threads
+    assert all(not (left_out[case] & ids[case]) for case in ids)

@@ -27,6 +27,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="scan each failure log between two of the directory's healthy logs, as one stream",
     )
+    parser.add_argument(
+        "--leave-thread-out",
+        action="store_true",
+        help="scan each case with the KB entries that cite its thread switched off: a figure on the train "
+        "split for logs the entries were not written from, without reading the test split",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--misses", action="store_true", help="list the cases whose top-1 category is wrong")
     parser.add_argument("--by-repo", action="store_true", help="also print figures per repository")
@@ -55,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bury and not bury_in:
         print(f"triage: --bury needs healthy logs in {args.directory}", file=sys.stderr)
         return EXIT_USAGE
-    report = evaluate(kb, cases, bury_in=bury_in)
+    report = evaluate(kb, cases, bury_in=bury_in, leave_thread_out=args.leave_thread_out)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -311,18 +311,21 @@ def confirmed_cases(directory: Path) -> dict[str, Case]:
     return {thread_key(case.source): case for case in cases if case.source and case.fix_terms}
 
 
-def evaluate(kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = None) -> Report:
-    """Scan every case; with `bury_in` (healthy logs), each failure log is scanned between two of them."""
+def evaluate(
+    kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = None, leave_thread_out: bool = False
+) -> Report:
+    """Scan every case; with `bury_in` (healthy logs), each failure log is scanned between two of them.
+
+    With `leave_thread_out`, each case is scanned as if the KB had never read its thread: the entries
+    that cite it (a reference or a `confirmed_by`) match nothing and lend no neighbour lines. On the
+    train split, that is a figure for logs the entries were not written from, without the test split.
+    """
     prefilter = build_prefilter(kb)
+    citing = entries_citing(kb) if leave_thread_out else {}
     report = Report()
     for number, case in enumerate(cases):
         # A corpus case never counts as its own neighbour: the safety net is judged leave-one-out.
-        own = f"case:{case.id}"
-        case_kb = (
-            kb
-            if not any(_is_own(n[2], own) for n in kb.neighbours)
-            else dataclasses.replace(kb, neighbours=tuple(n for n in kb.neighbours if not _is_own(n[2], own)))
-        )
+        case_kb = _without(kb, f"case:{case.id}", citing.get(thread_key(case.source), ()) if case.source else ())
         scanner = Scanner(case_kb, prefilter=prefilter)
         if bury_in and not case.healthy:
             before, after = bury_in[number % len(bury_in)], bury_in[(number + 1) % len(bury_in)]
@@ -332,6 +335,32 @@ def evaluate(kb: CompiledKB, cases: list[Case], *, bury_in: list[Path] | None = 
             report.errors += scan_sources(scanner, [str(case.file)])
         report.outcomes.append(CaseOutcome(case, scanner.result()))
     return report
+
+
+def entries_citing(kb: CompiledKB) -> dict[str, tuple[int, ...]]:
+    """The entries (by index) that cite each thread, as references or as where a fix was confirmed."""
+    citing: dict[str, set[int]] = defaultdict(set)
+    for index, entry in enumerate(kb.entries):
+        urls = [ref.get("url") for ref in entry.references]
+        urls += [url for fix in entry.fixes for url in fix.get("confirmed_by") or ()]
+        for url in urls:
+            if url:
+                citing[thread_key(url)].add(index)
+    return {thread: tuple(sorted(indices)) for thread, indices in citing.items()}
+
+
+def _without(kb: CompiledKB, own: str, entries: tuple[int, ...]) -> CompiledKB:
+    """The KB without a case's own neighbour lines and, switched off, the given entries: their
+    signatures exclude every line and their examples are no neighbours."""
+    labels = {f"entry:{kb.entries[index].id}" for index in entries}
+    if not entries and not any(_is_own(n[2], own) for n in kb.neighbours):
+        return kb
+    neighbours = tuple(n for n in kb.neighbours if not _is_own(n[2], own) and n[2] not in labels)
+    if not entries:
+        return dataclasses.replace(kb, neighbours=neighbours)
+    off = set(entries)
+    signatures = tuple(dataclasses.replace(s, exclude_sources=("",)) if s.entry in off else s for s in kb.signatures)
+    return dataclasses.replace(kb, neighbours=neighbours, signatures=signatures)
 
 
 def _is_own(label: str, own: str) -> bool:
