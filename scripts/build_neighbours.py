@@ -1,8 +1,10 @@
-"""Write kb/neighbours.tsv: the error lines of the real corpus's train split, labelled by category.
+"""Write kb/neighbours.tsv: the error lines of the real corpus's train split, labelled by category,
+and kb/cases.tsv: what each of those cases' threads said (root cause, confirmed fix).
 
-The safety net compares an unknown error with these lines (and with the KB's own examples). Only
-the train split is used, so the test split stays blind. Error-looking lines of healthy logs are
-kept too, labelled `healthy`: an error that resembles them is chatter, not a failure.
+The safety net compares an unknown error with these lines (and with the KB's own examples), and
+points at the closest reported failure. Only the train split is used, so the test split stays
+blind. Error-looking lines of healthy logs are kept too, labelled `healthy`: an error that
+resembles them is chatter, not a failure.
 
     python scripts/build_neighbours.py [--check]
 """
@@ -13,6 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -20,10 +24,14 @@ from triage.engine.error_lines import SALIENCE, error_kind, message_of  # noqa: 
 from triage.engine.nearest import FRAMES_SUFFIX  # noqa: E402
 from triage.engine.unclaimed import FRAME, MAX_FRAMES, frame_of  # noqa: E402
 from triage.kbtools.evaluate import load_cases  # noqa: E402
-from triage.kb.paths import NEIGHBOURS_FILE  # noqa: E402
+from triage.kb.paths import CASES_FILE, NEIGHBOURS_FILE  # noqa: E402
 
 PER_CASE = 10
 HEADER = "# category\tlabel\tline: written by scripts/build_neighbours.py from logs_samples/real (train split only)\n"
+CASES_HEADER = (
+    "# label\tthread\troot cause\tconfirmed fix: written by scripts/build_neighbours.py from"
+    " logs_samples/real/cases.yaml (train split only)\n"
+)
 
 
 def rows() -> list[str]:
@@ -50,21 +58,46 @@ def rows() -> list[str]:
     return out
 
 
+def reported(neighbour_rows: list[str]) -> list[str]:
+    """Each failure case with neighbour lines: its thread, root cause and (if confirmed) fix, one line."""
+    labelled = {row.split("\t")[1] for row in neighbour_rows}
+    rows = yaml.safe_load((ROOT / "logs_samples" / "real" / "cases.yaml").read_text(encoding="utf-8"))
+    out = []
+    for row in rows:
+        label = f"case:{row['id']}"
+        if row.get("split") != "train" or row.get("category") == "healthy" or label not in labelled:
+            continue
+        fix = row.get("fix") if row.get("fix_confirmed") else ""
+        out.append("\t".join([label, row["source"], _one_line(row["root_cause"]), _one_line(fix or "")]) + "\n")
+    return out
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is not current")
     args = parser.parse_args()
-    target = ROOT / "kb" / NEIGHBOURS_FILE
-    content = HEADER + "".join(rows())
+    neighbour_rows = rows()
+    files = {
+        ROOT / "kb" / NEIGHBOURS_FILE: HEADER + "".join(neighbour_rows),
+        ROOT / "kb" / CASES_FILE: CASES_HEADER + "".join(reported(neighbour_rows)),
+    }
     if args.check:
-        current = target.read_text(encoding="utf-8") if target.is_file() else ""
-        if current != content:
+        stale = [target for target, content in files.items() if not _current(target, content)]
+        for target in stale:
             print(f"{target} is out of date: run python scripts/build_neighbours.py", file=sys.stderr)
-            return 1
-        return 0
-    target.write_text(content, encoding="utf-8")
-    print(f"wrote {target} ({content.count(chr(10)) - 1} lines)")
+        return 1 if stale else 0
+    for target, content in files.items():
+        target.write_text(content, encoding="utf-8")
+        print(f"wrote {target} ({content.count(chr(10)) - 1} lines)")
     return 0
+
+
+def _current(target: Path, content: str) -> bool:
+    return target.is_file() and target.read_text(encoding="utf-8") == content
 
 
 if __name__ == "__main__":

@@ -215,3 +215,30 @@ def test_a_family_rules_lines_that_resemble_another_family_get_a_second_opinion(
     # The rule's own family, or one already shown, is no second opinion.
     assert second_opinion(kb, dataclasses.replace(family, category="segfault"), {"segfault"}) == []
     assert second_opinion(kb, family, {"other", "segfault"}) == []
+
+
+def test_a_guess_lends_what_the_closest_reported_failures_thread_found(engine_kb):
+    thread = "https://github.com/example/project/issues/7"
+    kb = dataclasses.replace(
+        engine_kb,
+        neighbours=(
+            ("runtimeerror: the frobnicator refused buffer <n> on device <n>", "npu_oom", "case:frob-7"),
+            ("runtimeerror: the frobnicator refused buffer <n> on rank <n>", "npu_oom", "case:frob-8"),
+        ),
+        cases=(
+            ("case:frob-7", thread, "The frobnicator pool was too small for the batch.", "Set FROB_POOL=2G."),
+            ("case:frob-8", "https://github.com/example/project/issues/8", "Same pool, unconfirmed.", ""),
+        ),
+    )
+    message = "RuntimeError: the frobnicator refused buffer 12 on device 3"
+    unclaimed = UnclaimedErrors()
+    unclaimed.note("k", EXCEPTION, lambda: ErrorLine(1, EXCEPTION, EvidenceLine("job.log", 3, message, None), message))
+    guess = diagnose_unclaimed(kb, unclaimed, JobContext())[0]
+    assert guess.guess and guess.category == "npu_oom"
+    assert guess.causes[0].title.endswith("The frobnicator pool was too small for the batch.")
+    assert thread in guess.causes[0].how_to_tell and guess.causes[0].probability > guess.causes[1].probability
+    [fix] = [f for f in guess.fixes if f.kind == "fix"]
+    assert fix.description == "Set FROB_POOL=2G." and fix.confirmed_by == [thread]
+    # Without the cases' table (another KB set), the guess knows no cause.
+    bare = diagnose_unclaimed(dataclasses.replace(kb, cases=()), unclaimed, JobContext())[0]
+    assert [c.id for c in bare.causes] == ["unknown"] and not [f for f in bare.fixes if f.kind == "fix"]

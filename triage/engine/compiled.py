@@ -11,7 +11,7 @@ from typing import Any
 
 from triage.engine.codes import CodeRow, CodeTable
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex, informative
+from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex, ReportedCase, informative
 from triage.engine.normalize import template
 
 if TYPE_CHECKING:
@@ -190,6 +190,8 @@ class CompiledKB:
     """Labelled error lines for the safety net's nearest-neighbour guess."""
     codes: tuple[CodeRow, ...] = ()
     """Error codes and the category each points at (see `triage.engine.codes`)."""
+    cases: tuple[ReportedCase, ...] = ()
+    """What the threads behind the neighbours' corpus cases said (see `NeighbourIndex.reported`)."""
 
     @cached_property
     def code_table(self) -> CodeTable:
@@ -197,7 +199,7 @@ class CompiledKB:
 
     @cached_property
     def neighbour_index(self) -> NeighbourIndex:
-        return NeighbourIndex(self.neighbours)
+        return NeighbourIndex(self.neighbours, self.cases)
 
     @property
     def fuzzy_templates(self) -> list[str]:
@@ -250,6 +252,7 @@ def compile_kb(kb: KnowledgeBase) -> CompiledKB:
         fuzzy=tuple(s.index for s in signatures if s.kind == "fuzzy"),
         neighbours=_neighbours(models, kb.neighbours),
         codes=tuple(sorted(kb.codes, key=lambda row: "*" in row[0])),
+        cases=tuple((row[0], row[1], row[2], row[3]) for row in kb.cases),
     )
 
 

@@ -21,12 +21,13 @@ from triage import __version__
 from triage.engine import codes, compiled, context, digits, error_lines, nearest, normalize, prefilter, repeats
 from triage.kb.cache_files import cache_dir, code_version, read_own, write_atomic
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
-from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
+from triage.kb.paths import CASES_FILE, CODES_FILE, NEIGHBOURS_FILE
 
-FORMAT = 6
+FORMAT = 7
 """Bumped when the layout or the meaning of a cached database changes; 1 was the pickle format,
 2 held cause-evidence patterns in the main prefilter database, 3 had no digit reads, 4 held the
-databases as base64 inside the JSON, 5 one database per prefilter set (not one per KB directory)."""
+databases as base64 inside the JSON, 5 one database per prefilter set (not one per KB directory),
+6 no reported cases."""
 MAX_FILES = 8
 MAX_TOTAL_BYTES = 64 << 20
 Payload = tuple[CompiledKB, list[str]]
@@ -43,7 +44,12 @@ def fingerprint(dirs: list[Path]) -> str:
         if not directory.is_dir():
             continue
         for path in sorted(
-            [*directory.rglob("*.yaml"), *directory.rglob(NEIGHBOURS_FILE), *directory.rglob(CODES_FILE)]
+            [
+                *directory.rglob("*.yaml"),
+                *directory.rglob(NEIGHBOURS_FILE),
+                *directory.rglob(CODES_FILE),
+                *directory.rglob(CASES_FILE),
+            ]
         ):
             try:
                 content = path.read_bytes()
@@ -110,6 +116,7 @@ def _to_data(payload: Payload) -> dict[str, Any]:
         "fuzzy": list(kb.fuzzy),
         "neighbours": [list(row) for row in kb.neighbours],
         "codes": [list(row) for row in kb.codes],
+        "cases": [list(row) for row in kb.cases],
         "prefilter_state": [
             [name, [len(blob) for blob in parts], unsupported]
             for name, (parts, unsupported) in kb.prefilter_state.items()
@@ -159,5 +166,6 @@ def _from_data(data: dict[str, Any], state: dict[str, PrefilterState]) -> Payloa
         prefilter_state=state,
         neighbours=tuple((row[0], row[1], row[2]) for row in data["neighbours"]),
         codes=tuple((row[0], row[1], row[2]) for row in data["codes"]),
+        cases=tuple((row[0], row[1], row[2], row[3]) for row in data["cases"]),
     )
     return kb, [str(error) for error in data["errors"]]

@@ -24,6 +24,8 @@ Neighbour = tuple[str, str, str]
 """(template, category, label): the label is `entry:<id>` or `case:<corpus case id>`, with
 FRAMES_SUFFIX for a corpus log's traceback frames (words for the word model, no line of their own)."""
 FRAMES_SUFFIX = "#frames"
+ReportedCase = tuple[str, str, str, str]
+"""(label, thread URL, root cause, the fix the thread confirmed or ""): what a corpus case's thread said."""
 
 WRAPPER = "wrapper"
 """The category of a wrapper's example lines (EZ9999, ERR00100): a line closest to one of them is a
@@ -58,6 +60,8 @@ class Guess:
     """KB entries among the closest neighbours, best first: (entry id, similarity)."""
     others: tuple[tuple[str, float], ...] = ()
     """The next categories (at most ALTERNATIVES) and their shares of the vote, best first."""
+    cases: tuple[tuple[str, float], ...] = ()
+    """Corpus cases of the winning category among the closest neighbours, best first: (label, similarity)."""
 
 
 _PLACEHOLDER = re.compile(r"<[a-z]+>|[^\w\s]")
@@ -85,10 +89,15 @@ def _scorer() -> Callable[..., float]:
 
 
 class NeighbourIndex:
-    def __init__(self, neighbours: tuple[Neighbour, ...]) -> None:
+    def __init__(self, neighbours: tuple[Neighbour, ...], cases: tuple[ReportedCase, ...] = ()) -> None:
         self._neighbours = tuple(n for n in neighbours if not n[2].endswith(FRAMES_SUFFIX))
         self._templates = [n[0] for n in self._neighbours]
         self._documents = neighbours
+        self._cases = {case[0]: case for case in cases}
+
+    def reported(self, label: str) -> ReportedCase | None:
+        """What the thread of a corpus case (`case:<id>`) said, where the KB has it."""
+        return self._cases.get(label)
 
     def __len__(self) -> int:
         return len(self._neighbours)
@@ -133,6 +142,7 @@ class NeighbourIndex:
         votes: dict[str, float] = defaultdict(float, words or {})
         similarity: dict[str, list[float]] = defaultdict(list)
         entries: dict[str, float] = {}
+        cases: dict[tuple[str, str], float] = {}
         lines: dict[str, float] = defaultdict(float)
         vocabulary: set[str] = tokens(frames)
         for message, weight in messages:
@@ -152,6 +162,8 @@ class NeighbourIndex:
                 if label.startswith("entry:"):
                     entry = label[len("entry:") :]
                     entries[entry] = max(entries.get(entry, 0.0), score)
+                else:
+                    cases[label, category] = max(cases.get((label, category), 0.0), score)
         total_lines = sum(lines.values())
         for category, vote in lines.items():
             votes[category] += LINES_WEIGHT * vote / total_lines
@@ -169,4 +181,9 @@ class NeighbourIndex:
             share=round(votes[category] / total, 3),
             entries=tuple(sorted(entries.items(), key=lambda item: -item[1])[:3]),
             others=tuple((other, round(votes[other] / total, 3)) for other in ranked[1 : 1 + ALTERNATIVES]),
+            cases=tuple(
+                (label, score)
+                for (label, of), score in sorted(cases.items(), key=lambda item: -item[1])
+                if of == category
+            )[:3],
         )

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from triage.kb.cache_files import enabled as cache_enabled
 from triage.kb.models import Entry, Signature
-from triage.kb.paths import CODES_FILE, NEIGHBOURS_FILE
+from triage.kb.paths import CASES_FILE, CODES_FILE, NEIGHBOURS_FILE
 from triage.kb.regex_safety import unsafe_reason
 
 try:  # libyaml's parser is several times faster; both are safe loaders.
@@ -90,6 +90,8 @@ class KnowledgeBase:
     layer_of: dict[str, int] = field(default_factory=dict)
     """The position of each entry's directory among the loaded ones (0: the first, the shipped KB
     where it is loaded): the compiled KB keeps each directory's signatures together."""
+    cases: list[tuple[str, ...]] = field(default_factory=list)
+    """(label, thread URL, root cause, confirmed fix or "") rows from each dir's cases file."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -238,6 +240,7 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
     errors: list[KBError] = []
     neighbours: list[tuple[str, str, str]] = []
     codes: list[tuple[str, str, str]] = []
+    cases: list[tuple[str, ...]] = []
     layer_of: dict[str, int] = {}
     for layer, directory in enumerate(dirs):
         if not directory.is_dir():
@@ -256,7 +259,8 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
             layer_of[loaded.entry.id] = layer
         neighbours += read_table(directory / NEIGHBOURS_FILE)
         codes = read_table(directory / CODES_FILE) + codes
-    return KnowledgeBase(entries, sources, neighbours, codes, layer_of), errors
+        cases += read_rows(directory / CASES_FILE, 4)
+    return KnowledgeBase(entries, sources, neighbours, codes, layer_of, cases), errors
 
 
 def _entries_of(directory: Path) -> tuple[list[LoadedEntry], list[KBError]]:
@@ -296,13 +300,19 @@ def report_skipped(errors: Iterable[object], warn: Callable[[str], None]) -> Non
 
 def read_table(path: Path) -> list[tuple[str, str, str]]:
     """Rows of a three-column tab-separated KB table; a missing file is none, a malformed row is skipped."""
+    return [(row[0], row[1], row[2]) for row in read_rows(path, 3)]
+
+
+def read_rows(path: Path, columns: int) -> list[tuple[str, ...]]:
+    """Rows of a tab-separated KB table of `columns` columns (the last may hold tabs); a missing file
+    is none, a malformed row is skipped."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return []
     rows = []
     for line in text.splitlines():
-        parts = line.split("\t", 2)
-        if len(parts) == 3 and not line.startswith("#"):
-            rows.append((parts[0], parts[1], parts[2]))
+        parts = line.split("\t", columns - 1)
+        if len(parts) == columns and not line.startswith("#"):
+            rows.append(tuple(parts))
     return rows

@@ -13,6 +13,12 @@ NEIGHBOURS_FILE = "neighbours.tsv"
 the safety net's neighbours besides the entries' own examples. Written by scripts/build_neighbours.py."""
 
 
+CASES_FILE = "cases.tsv"
+"""What the threads behind the neighbours' corpus cases said (label, thread URL, root cause, the fix the
+thread confirmed or nothing), for a guess to point at a similar reported failure. Written with the
+neighbours file."""
+
+
 def package_data_dir(installed: str, checkout: str) -> Path:
     """Data shipped with triage: `triage/<installed>` inside the wheel, or `<checkout>/` of a source checkout."""
     package_dir = Path(__file__).resolve().parent.parent
