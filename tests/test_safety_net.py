@@ -174,7 +174,8 @@ def test_neighbours_vote_and_wrapper_lines_abstain():
     guess = index.guess([("ImportError: libfoo.so: cannot open shared object file", 1.0)])
     assert guess is not None and guess.category == "env_version"
     assert index.guess([("ERR00100 PTA call acl api failed", 1.0)]) is None
-    worded = index.guess([("something odd", 1.0)], {"hccl_timeout": 0.2, "npu_oom": 0.15})
+    # Words alone (no reported failures, so no family's share of them either).
+    worded = NeighbourIndex(()).guess([("something odd", 1.0)], {"hccl_timeout": 0.2, "npu_oom": 0.15})
     assert worded is not None and worded.category == "hccl_timeout" and worded.score == 0.0
     assert worded.others == (("npu_oom", pytest.approx(0.15 / 0.35, abs=0.001)),)
 
@@ -242,3 +243,23 @@ def test_a_guess_lends_what_the_closest_reported_failures_thread_found(engine_kb
     # Without the cases' table (another KB set), the guess knows no cause.
     bare = diagnose_unclaimed(dataclasses.replace(kb, cases=()), unclaimed, JobContext())[0]
     assert [c.id for c in bare.causes] == ["unknown"] and not [f for f in bare.fixes if f.kind == "fix"]
+
+
+def test_how_often_a_family_fails_breaks_ties_the_lines_leave_open():
+    index = NeighbourIndex(
+        (
+            ("importerror: libfoo.so: cannot open shared object file", "env_version", "case:a"),
+            ("importerror: libbar.so: cannot open shared object file", "env_version", "case:b"),
+            ("import failed: libbaz.so", "env_version", "case:c#frames"),
+            ("runtimeerror: npu out of memory. tried to allocate <n> gib", "npu_oom", "case:d"),
+            ("a healthy run's warning line", "healthy", "case:e"),
+            ("err<n> pta call acl api failed", WRAPPER, "entry:err00100"),
+        )
+    )
+    # Nothing resembles the line: the families' shares of the reported failures (3 : 1) decide.
+    guess = index.guess([("FrobnicatorError: quux", 1.0)])
+    assert guess is not None and guess.category == "env_version" and guess.score == 0.0
+    assert guess.share == 0.75 and guess.others == (("npu_oom", 0.25),)
+    # A stall's guess (no error lines) is the stall's family alone.
+    stalled = index.guess([], {"dynamic_shape_compile": 1.0})
+    assert stalled is not None and stalled.category == "dynamic_shape_compile" and stalled.others == ()

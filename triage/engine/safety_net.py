@@ -15,14 +15,12 @@ from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
 from triage.engine.error_lines import TRACEBACK, exception_name, message_of
 from triage.engine.hints import stall_category, word_votes
-from triage.engine.nearest import Guess
+from triage.engine.nearest import HEALTHY, Guess
 from triage.engine.normalize import template
 from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors, frame_of
 from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult, replace
 
 ID = "unrecognised-error"
-HEALTHY = "healthy"
-"""The neighbours' label for error-looking lines of logs of runs that worked."""
 MAX_CONFIDENCE = 0.45
 """Below the 0.5 that CI gates and healthy-log checks use: a guess never reads as a finding."""
 MIN_CONFIDENCE = 0.15
