@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from operator import itemgetter
+from bisect import bisect_right
+from collections import Counter
 from typing import Protocol
 
 from triage.engine.cause_lines import NearLeads
@@ -54,20 +56,23 @@ class Counts:
         next: as `supports` would, line by line, with a sighting made only for a line that is
         listed or waits (of those that wait, only the last few per entry can still count).
 
-        No own line arrives within a run, so each entry's window closes at a fixed line: the lines
-        after the last window has closed can only wait, and of those only each entry's last few
-        matter, which are found walking back from the run's end (on a noisy log, most of the run).
+        No own line arrives within a run, so each entry's windows close at fixed lines: a line of a
+        shape that names no rank counts up to the last line its entry's window reaches for the
+        source's rank, and waits after it; its lines are counted per shape, in C. Only shapes that
+        write a rank into the line are read line by line. The lines after the last window has closed
+        can only wait, and of those only each entry's last few matter, which are found walking back
+        from the run's end (on a noisy log, most of the run).
         """
-        found_of: dict[int, tuple[Support, ...]] = {}
         # Where each shape first comes in the run: walked in C (the dict keeps the last write of
         # each key, so the run is read backwards); a noisy run holds hundreds of thousands of lines.
         shapes = list(map(itemgetter(3), run))
         firsts = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1)))
-        for shape, n in firsts.items():
-            found_of[shape] = held.supports(run[n], shape)
+        found_of = {shape: held.supports(run[n], shape) for shape, n in firsts.items()}
         entries = {support[0] for found in found_of.values() for support in found}
         latest = {entry: self._windows[entry].latest(source.name) for entry in entries}
         closes = max((last + CAUSE_WINDOW for last in latest.values() if last is not None), default=-1)
+        index_of = itemgetter(2)
+        cut = bisect_right(run, closes - held.first, key=index_of)  # the lines a window may still reach
         sightings: dict[int, Sighting] = {}
 
         def sighting(n: int) -> Sighting:
@@ -77,41 +82,96 @@ class Counts:
                 seen = sightings[n] = held.sighting(run[n], order, source.name, source.rank)
             return seen
 
-        waiting: dict[int, list[tuple[int, Support]]] = {}
         counted: dict[tuple[int, int], list[int]] = {}  # (shape, k-th support) -> [first line, lines]
-        cut = len(run)
-        for n, (start, _, index, shape) in enumerate(run):
-            line = held.first + index
-            if line > closes:
-                cut = n
-                break
-            # Unlike `supports`, no lead is asked first: a line far from its entry's leads waits in
-            # vain, which changes nothing (its window drops it before a lead's line can count it).
+        prefixes: dict[int, Counter[int]] = {}
+        waits: dict[int, list[tuple[int, int, int]]] = {}  # entry -> (shape, k, first line that waits)
+        ranked: list[int] = []
+        for shape, first in firsts.items():
+            if first >= cut:
+                continue
+            if held.names_rank(shape):
+                ranked.append(shape)
+                continue
             for k, support in enumerate(found_of[shape]):
-                entry = support[0]
-                last = latest[entry]
-                if last is not None and line - last <= CAUSE_WINDOW:
-                    ranks = self._windows[entry].reaching(source.name, line)
-                    if counts_at(ranks, partial(held.rank, start, shape, source.rank)):
-                        tally = counted.setdefault((shape, k), [n, 0])
-                        tally[1] += 1
-                        continue
-                waiting.setdefault(entry, []).append((n, support))
+                reach = self._windows[support[0]].reach_of(source.name, source.rank)
+                ends = 0 if reach is None else bisect_right(run, reach - held.first, 0, cut, key=index_of)
+                if first < ends:
+                    lines = prefixes.get(ends)
+                    if lines is None:
+                        lines = prefixes[ends] = Counter(shapes[:ends])
+                    counted[shape, k] = [first, lines[shape]]
+                if ends < cut:
+                    waits.setdefault(support[0], []).append((shape, k, ends))
+        waiting: dict[int, list[tuple[int, int, Support]]] = {}  # entry -> (line, k, support)
+        if ranked:
+            self._ranked_lines(run, held, source, cut, set(ranked), found_of, counted, waiting)
         # Counted per support, in the order each first counted: the lines listed and the values kept
         # are those a line-by-line count would keep (the first of each), for one call per support.
         for (shape, k), (n, count) in sorted(counted.items(), key=lambda item: item[1][0]):
             self._add(found_of[shape][k], partial(sighting, n), count)
-        for entry, pairs in _last_waiting(run, cut, found_of, entries).items():
-            waiting[entry] = waiting.get(entry, []) + pairs
-        for entry, pairs in waiting.items():
-            for n, support in pairs[-WAITING_LINES:]:
+        after = _last_waiting(run, cut, found_of, entries)
+        for entry in entries:
+            kept = after.get(entry, [])
+            if len(kept) < WAITING_LINES and (entry in waits or entry in waiting):
+                before = _waiting_before(shapes, cut, waits.get(entry, []), found_of, WAITING_LINES - len(kept))
+                before = sorted(before + waiting.get(entry, []))[-(WAITING_LINES - len(kept)) :]
+                kept = [(n, support) for n, _, support in before] + kept
+            for n, support in kept[-WAITING_LINES:]:
                 self._windows[entry].wait(sighting(n), (support, sighting(n)))
+
+    def _ranked_lines(
+        self,
+        run: list[Seen],
+        held: HeldLines,
+        source: Source,
+        cut: int,
+        ranked: set[int],
+        found_of: dict[int, tuple[Support, ...]],
+        counted: dict[tuple[int, int], list[int]],
+        waiting: dict[int, list[tuple[int, int, Support]]],
+    ) -> None:
+        """The lines before `cut` of shapes that write a rank, one by one: whether each counts
+        depends on its own rank."""
+        for n, (start, _, index, shape) in enumerate(run[:cut]):
+            if shape not in ranked:
+                continue
+            line = held.first + index
+            # Unlike `supports`, no lead is asked first: a line far from its entry's leads waits in
+            # vain, which changes nothing (its window drops it before a lead's line can count it).
+            for k, support in enumerate(found_of[shape]):
+                ranks = self._windows[support[0]].reaching(source.name, line)
+                if counts_at(ranks, partial(held.rank, start, shape, source.rank)):
+                    tally = counted.setdefault((shape, k), [n, 0])
+                    tally[1] += 1
+                else:
+                    waiting.setdefault(support[0], []).append((n, k, support))
 
     def _add(self, support: Support, seen: Sighting | Callable[[], Sighting], count: int = 1) -> None:
         entry, cause, index, quality, values = support
         evidence = self.evidence.setdefault(entry, EntryEvidence())
         evidence.add_support(seen, cause, index, quality, count)
         evidence.add_values(values)
+
+
+def _waiting_before(
+    shapes: list[int], cut: int, waits: list[tuple[int, int, int]], found_of: dict[int, tuple[Support, ...]], most: int
+) -> list[tuple[int, int, Support]]:
+    """An entry's last `most` (line, k, support) that wait among the first `cut` lines of a run, in
+    run order: `waits` says, per shape and support, from which line on its lines wait."""
+    if not waits:
+        return []
+    from_line = {(shape, k): ends for shape, k, ends in waits}
+    by_shape: dict[int, list[int]] = {}
+    for shape, k, _ in waits:
+        by_shape.setdefault(shape, []).append(k)
+    found: list[tuple[int, int, Support]] = []
+    for n in range(cut - 1, min(from_line.values()) - 1, -1):
+        for k in reversed(by_shape.get(shapes[n], ())):
+            if n >= from_line[shapes[n], k]:
+                found.append((n, k, found_of[shapes[n]][k]))
+        if len(found) >= most:
+            break
+    return found[::-1]
 
 
 def _last_waiting(

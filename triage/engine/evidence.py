@@ -218,6 +218,15 @@ class CauseWindow:
         line of `source` for a cause line there to count, if its rank is one of them (or it names none)."""
         return [rank for rank, own in self._primary.get(source, {}).items() if line - own <= CAUSE_WINDOW]
 
+    def reach_of(self, source: str, rank: int | None) -> int | None:
+        """The last line of `source` where a cause line of rank `rank` (None: one that names none)
+        still counts, or None where none does: as `reaching` with `counts_at` decide, for a rank
+        known before the line is read."""
+        primary = self._primary.get(source, {})
+        near = primary.values() if rank is None else [line for r, line in primary.items() if r is None or r == rank]
+        last = max(near, default=None)
+        return None if last is None else last + CAUSE_WINDOW
+
     def latest(self, source: str) -> int | None:
         """The latest own line of `source`, if any: no cause line more than CAUSE_WINDOW after it counts."""
         return max(self._primary.get(source, {}).values(), default=None)

@@ -61,6 +61,10 @@ class HeldLines:
         raw = self.block[line[0] : line[1]]
         return self._supports(raw.translate(DIGITS_TO_ZERO), raw, self._shapes[shape][0])
 
+    def names_rank(self, shape: int) -> bool:
+        """Whether the lines of a shape write a rank (else theirs is the source's)."""
+        return self._shapes[shape][1] is not None
+
     def rank(self, start: int, shape: int, source_rank: int | None) -> int | None:
         """The rank of the line at `start`, as `Sighting.rank` reads it."""
         at = self._shapes[shape][1]
