@@ -116,8 +116,10 @@ class Counts:
                 before = _waiting_before(shapes, cut, waits.get(entry, []), found_of, WAITING_LINES - len(kept))
                 before = sorted(before + waiting.get(entry, []))[-(WAITING_LINES - len(kept)) :]
                 kept = [(n, support) for n, _, support in before] + kept
+            window = self._windows[entry]
             for n, support in kept[-WAITING_LINES:]:
-                self._windows[entry].wait(sighting(n), (support, sighting(n)))
+                seen = sighting(n)
+                window.wait(seen, (support, seen))
 
     def _ranked_lines(
         self,
