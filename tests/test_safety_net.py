@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from triage.engine.hints import degenerate_text
 from triage.engine.error_lines import CODE, EXCEPTION, LEVEL, SIGNAL, TRACEBACK, error_kind, message_of
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
@@ -102,6 +103,46 @@ def test_a_log_that_ends_while_capturing_is_a_stall(scan_text):
     assert stall.guess and stall.severity == "warning"
     assert stall.category == "dynamic_shape_compile"
     assert stall.evidence[0].line == 3
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Generated text: ' and the English and the English and the English and the English and the English and the English and the English'",
+        'run 1 text: \'/"bre"The"**"*}*}*}*}*}*}*}*}*}*}*}*}*}*}\'',
+        '{"text":"\\n)),)_)))\\".\\".\\".\\".\\".\\".\\".\\".\\"....","finish_reason":"length"}',
+        "输出：的的的的的的的的的的的的的的",
+    ],
+)
+def test_output_that_repeats_itself_is_degenerate(line):
+    assert degenerate_text(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Loading ../../../../../../../../../../lib/libfoo.so",
+        "=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=-=",
+        "100%|██████████████████████████████████████████| 50/50 [00:10<00:00,  4.9it/s]",
+        "input_ids: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]",
+        "token_ids: [9, 92, 9, 92, 9, 92, 9, 92, 9, 92, 9, 92, 9, 92, 9, 92, 9, 92]",
+        "Prompt: 'Hello, my name is', Generated text: ' Anna and I live in Paris with my family.'",
+        "------------------------------------------------------------",
+    ],
+)
+def test_paths_banners_progress_and_numbers_are_not_degenerate(line):
+    assert not degenerate_text(line)
+
+
+def test_a_log_that_ends_on_degenerate_output_is_a_numerical_failure(scan_text):
+    result = scan_text(
+        "INFO 05-16 engine started\n"
+        "Prompt: 'Hello', Generated text: 'of the of the of the of the of the of the of the of the of the'\n"
+        "INFO 05-16 request finished\n"
+    )
+    [guess] = result.diagnoses
+    assert guess.guess and guess.category == "nan_loss_scale" and guess.severity == "error"
+    assert guess.evidence[0].line == 2 and guess.title.startswith("Degenerate output")
 
 
 def test_a_traceback_cut_before_its_error_line_is_still_an_error(scan_text):

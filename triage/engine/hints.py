@@ -72,3 +72,24 @@ def word_votes(text: str) -> dict[str, float]:
     """One vote for each category whose words the text holds, shared when several do."""
     found = [category for category, pattern in _COMPILED if pattern.search(text)]
     return {category: 1.0 / len(found) for category in found}
+
+
+_REPEATED_PHRASE = re.compile(r"((?:\w+[^\w\n]+){1,4}?)\1{5,}")
+"""A phrase of one to four words six times in a row ("and the English and the English ...")."""
+_REPEATED_SYMBOLS = re.compile(r"([^\w\s]{2,4})\1{7,}")
+"""Two to four symbols eight times in a row ("}*}*}*}*"), mixed (a rule of one symbol is a separator)."""
+_REPEATED_CJK = re.compile(r"([\u4e00-\u9fff]{1,3})\1{5,}")
+_PATH_SYMBOLS = frozenset("./\\-=_")
+"""What `../../../` and `-=-=-=` are made of: paths and banners, not generated text."""
+
+
+def degenerate_text(text: str) -> bool:
+    """Whether a line holds generated text gone degenerate: a phrase of words (not numbers), a mix
+    of symbols (not a path or a banner) or CJK characters repeated over and over."""
+    if any(re.search(r"[^\W\d_]", m.group(1)) for m in _REPEATED_PHRASE.finditer(text)):
+        return True
+    if any(
+        len(set(unit := m.group(1))) >= 2 and not set(unit) <= _PATH_SYMBOLS for m in _REPEATED_SYMBOLS.finditer(text)
+    ):
+        return True
+    return _REPEATED_CJK.search(text) is not None

@@ -14,7 +14,7 @@ from triage.engine.codes import Decoded
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
 from triage.engine.error_lines import TRACEBACK, exception_name, message_of
-from triage.engine.hints import stall_category, word_votes
+from triage.engine.hints import degenerate_text, stall_category, word_votes
 from triage.engine.nearest import HEALTHY, Guess
 from triage.engine.normalize import template
 from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors, frame_of
@@ -41,6 +41,9 @@ WORD_WEIGHT = 1.0
 FRAME_WEIGHT = 0.3
 """A family's words in the traceback frames."""
 STALL_LINES = 2
+STALL = "stall"
+DEGENERATE = "degenerate"
+DEGENERATE_FAMILY = "nan_loss_scale"
 SECOND_OPINION_LINES = 4
 SECOND_GUESS_SHARE = 0.1
 """A runner-up is reported when its share of the vote is at least this fraction of the winner's."""
@@ -59,16 +62,18 @@ def diagnose_unclaimed(
     telling = [e for e in unclaimed.most_telling() if not _BARE_TRACEBACK.match(e.message)]
     if not telling and not need_neighbours:
         telling = _cut_traceback(unclaimed)
-    stalled = not telling and not need_neighbours
-    if stalled:
-        telling = _stall(unclaimed)
+    quiet = None
+    if not telling and not need_neighbours:
+        telling, quiet = _quiet_failure(unclaimed)
+    stalled = quiet == STALL
     if not telling:
         return []
     lead = telling[0]
     decoded: list[tuple[Decoded, float]] = []
-    if stalled:
-        # A stall is no error: error neighbours say nothing of it, what it was doing does.
-        guess = kb.neighbour_index.guess([], {stall_category(lead.message) or "other": 1.0})
+    if quiet:
+        # No error line: error neighbours say nothing of it, what the log shows last does.
+        family = DEGENERATE_FAMILY if quiet == DEGENERATE else stall_category(lead.message) or "other"
+        guess = kb.neighbour_index.guess([], {family: 1.0})
     else:
         decoded = [(found, e.salience) for e in telling for found in kb.code_table.decode(e.message)]
         frames = " ".join(name for name, _ in unclaimed.frames)
@@ -88,11 +93,11 @@ def diagnose_unclaimed(
     primary = Diagnosis(
         id=ID,
         category=category,
-        title=_title(lead, stalled),
+        title=_title(lead, quiet),
         severity="warning" if stalled else "error",
         confidence=confidence,
         score=round(confidence, 3),
-        summary=_summary(guess, category, stalled) + _codes_text(decoded),
+        summary=_summary(guess, category, quiet) + _codes_text(decoded),
         generic=True,
         evidence=[e.line for e in telling[:4]],
         evidence_count=sum(e.count for e in telling),
@@ -181,14 +186,17 @@ def _word_votes(telling: list[ErrorLine], frames: str) -> dict[str, float]:
     return votes
 
 
-def _stall(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
-    """A log without errors whose last lines say it was capturing, compiling or waiting: it stalled there."""
-    for source, tail in unclaimed.tails.items():
-        for number, text in reversed(tail[-STALL_LINES:]):
-            if stall_category(text):
-                line = EvidenceLine(source=source, line=number, text=text.strip()[:500])
-                return [ErrorLine(order=0, kind=TRACEBACK, line=line, message=message_of(text))]
-    return []
+def _quiet_failure(unclaimed: UnclaimedErrors) -> tuple[list[ErrorLine], str | None]:
+    """A log without errors that still shows it failed: its last lines hold generated text that
+    degenerated into one phrase or symbol pair repeated (numbers gone wrong on the device), or say
+    it was capturing, compiling or waiting when it stopped (a stall)."""
+    for kind, lines, found in ((DEGENERATE, None, degenerate_text), (STALL, STALL_LINES, stall_category)):
+        for source, tail in unclaimed.tails.items():
+            for number, text in reversed(tail[-lines:] if lines else tail):
+                if found(text):
+                    line = EvidenceLine(source=source, line=number, text=text.strip()[:500])
+                    return [ErrorLine(order=0, kind=TRACEBACK, line=line, message=message_of(text))], kind
+    return [], None
 
 
 def _cut_traceback(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
@@ -205,8 +213,10 @@ def _codes_text(decoded: list[tuple[Decoded, float]]) -> str:
     return f" Codes in the log: {'; '.join(meanings)}." if meanings else ""
 
 
-def _title(lead: ErrorLine, stalled: bool) -> str:
-    if stalled:
+def _title(lead: ErrorLine, quiet: str | None) -> str:
+    if quiet == DEGENERATE:
+        return f"Degenerate output, with no error: {lead.message[:90]}"
+    if quiet == STALL:
         return f"The log ends while the job was busy, with no error: {lead.message[:90]}"
     if lead.kind == TRACEBACK and FRAME.search(lead.message):
         return f"A traceback cut off before its error line: {lead.message[:80]}"
@@ -216,9 +226,15 @@ def _title(lead: ErrorLine, stalled: bool) -> str:
     return f"Unrecognised error: {lead.message[:100]}"
 
 
-def _summary(guess: Guess | None, category: str, stalled: bool) -> str:
+def _summary(guess: Guess | None, category: str, quiet: str | None) -> str:
     known = category.replace("_", " ")
-    if stalled:
+    if quiet == DEGENERATE:
+        return (
+            "No error in the log, but this output repeats one phrase or symbol pair over and over: "
+            "generation from NaN / Inf or otherwise wrong logits, a numerical fault on the device path "
+            "(a quantized or low-precision kernel, a graph-mode or multi-node path)."
+        )
+    if quiet == STALL:
         head = "No error in the log, but it stops on this line: the job hung or was killed here"
     else:
         head = "No KB entry knows this error"
