@@ -71,8 +71,7 @@ class Counts:
         entries = {support[0] for found in found_of.values() for support in found}
         latest = {entry: self._windows[entry].latest(source.name) for entry in entries}
         closes = max((last + CAUSE_WINDOW for last in latest.values() if last is not None), default=-1)
-        index_of = itemgetter(2)
-        cut = bisect_right(run, closes - held.first, key=index_of)  # the lines a window may still reach
+        cut = bisect_right(run, closes - held.first, key=itemgetter(2))  # the lines a window may still reach
         sightings: dict[int, Sighting] = {}
 
         def sighting(n: int) -> Sighting:
@@ -83,28 +82,10 @@ class Counts:
             return seen
 
         counted: dict[tuple[int, int], list[int]] = {}  # (shape, k-th support) -> [first line, lines]
-        prefixes: dict[int, Counter[int]] = {}
-        waits: dict[int, list[tuple[int, int, int]]] = {}  # entry -> (shape, k, first line that waits)
-        ranked: list[int] = []
-        for shape, first in firsts.items():
-            if first >= cut:
-                continue
-            if held.names_rank(shape):
-                ranked.append(shape)
-                continue
-            for k, support in enumerate(found_of[shape]):
-                reach = self._windows[support[0]].reach_of(source.name, source.rank)
-                ends = 0 if reach is None else bisect_right(run, reach - held.first, 0, cut, key=index_of)
-                if first < ends:
-                    lines = prefixes.get(ends)
-                    if lines is None:
-                        lines = prefixes[ends] = Counter(shapes[:ends])
-                    counted[shape, k] = [first, lines[shape]]
-                if ends < cut:
-                    waits.setdefault(support[0], []).append((shape, k, ends))
+        waits, ranked = self._by_shape(run, held, source, cut, (shapes, firsts, found_of), counted)
         waiting: dict[int, list[tuple[int, int, Support]]] = {}  # entry -> (line, k, support)
         if ranked:
-            self._ranked_lines(run, held, source, cut, set(ranked), found_of, counted, waiting)
+            self._ranked_lines(run, held, source, cut, ranked, found_of, counted, waiting)
         # Counted per support, in the order each first counted: the lines listed and the values kept
         # are those a line-by-line count would keep (the first of each), for one call per support.
         for (shape, k), (n, count) in sorted(counted.items(), key=lambda item: item[1][0]):
@@ -120,6 +101,40 @@ class Counts:
             for n, support in kept[-WAITING_LINES:]:
                 seen = sighting(n)
                 window.wait(seen, (support, seen))
+
+    def _by_shape(
+        self,
+        run: list[Seen],
+        held: HeldLines,
+        source: Source,
+        cut: int,
+        of_run: tuple[list[int], dict[int, int], dict[int, tuple[Support, ...]]],
+        counted: dict[tuple[int, int], list[int]],
+    ) -> tuple[dict[int, list[tuple[int, int, int]]], set[int]]:
+        """Tally the lines before `cut` of each shape that names no rank, up to where its entry's
+        window reaches; returns, per entry, from which line on each (shape, k-th support) waits
+        instead, and the shapes that name a rank (left to `_ranked_lines`)."""
+        shapes, firsts, found_of = of_run
+        prefixes: dict[int, Counter[int]] = {}
+        waits: dict[int, list[tuple[int, int, int]]] = {}
+        ranked: set[int] = set()
+        for shape, first in firsts.items():
+            if first >= cut:
+                continue
+            if held.names_rank(shape):
+                ranked.add(shape)
+                continue
+            for k, support in enumerate(found_of[shape]):
+                reach = self._windows[support[0]].reach_of(source.name, source.rank)
+                ends = 0 if reach is None else bisect_right(run, reach - held.first, 0, cut, key=itemgetter(2))
+                if first < ends:
+                    lines = prefixes.get(ends)
+                    if lines is None:
+                        lines = prefixes[ends] = Counter(shapes[:ends])
+                    counted[shape, k] = [first, lines[shape]]
+                if ends < cut:
+                    waits.setdefault(support[0], []).append((shape, k, ends))
+        return waits, ranked
 
     def _ranked_lines(
         self,

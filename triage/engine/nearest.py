@@ -206,9 +206,11 @@ class NeighbourIndex:
             share=round(votes[category] / total, 3),
             entries=tuple(sorted(entries.items(), key=lambda item: -item[1])[:3]),
             others=tuple((other, round(votes[other] / total, 3)) for other in ranked[1 : 1 + ALTERNATIVES]),
-            cases=tuple(
-                (label, score)
-                for (label, of), score in sorted(cases.items(), key=lambda item: -item[1])
-                if of == category
-            )[:3],
+            cases=_of_category(cases, category),
         )
+
+
+def _of_category(cases: dict[tuple[str, str], float], category: str) -> tuple[tuple[str, float], ...]:
+    """The corpus cases (label, similarity) of a category among the closest lines, best first."""
+    ranked = sorted(cases.items(), key=lambda item: -item[1])
+    return tuple((label, score) for (label, of), score in ranked if of == category)[:3]
