@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from triage.engine.advice import order_fixes
 from triage.engine.context import JobContext
 from triage.results import CauseResult
@@ -28,6 +30,24 @@ def test_workload_launcher_versions_soc_and_env():
     assert context.soc == "Ascend910B2"
     assert context.env == {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}
     assert context.shows("workload") >= {"vllm", "vllm-ascend", "serving"}
+
+
+@pytest.mark.parametrize(
+    ("line", "workload"),
+    [
+        ("[2026-08-26 01:05:32 TP1] Scheduler hit an exception: Traceback (most recent call last):", "sglang"),
+        ("triton.compiler.errors.MLIRCompilationError: [ConvertLinalgRToBinary] encounters error:", "triton-ascend"),
+        (
+            "subprocess.CalledProcessError: Command '['/usr/local/Ascend/bin/bishengir-compile', 'k.mlir']'",
+            "triton-ascend",
+        ),
+        ("[F 2/ 9 15:51:16.910 ...pter/driver/huawei_ascend_npu/utility.cc:221] NNAdapter C++ Exception:", "paddle"),
+        ('File "/usr/local/Ascend/atb-models/atb_llm/runner/model_runner.py", line 3, in load', "mindie"),
+        ('File "/root/swift/swift/llm/infer/infer.py", line 3, in main', "ms-swift"),
+    ],
+)
+def test_the_job_is_known_by_its_own_prefixes_paths_and_stages(line, workload):
+    assert workload in context_of(line).workloads
 
 
 def test_fine_tuning_tool_is_the_workload_over_its_trainer():

@@ -15,11 +15,16 @@ from dataclasses import dataclass, field
 WORKLOAD_PATTERNS: tuple[tuple[str, str], ...] = (
     ("vllm-ascend", r"vllm[_-]ascend"),
     ("vllm", r"\bvllm\b|VllmWorker|\bEngineCore(?:_DP\d+)?\b|vllm\.entrypoints"),
-    ("sglang", r"\bsglang\b|sgl[_-]kernel"),
-    ("mindie", r"\bmindie\b"),
+    # Only lines that come once a run (a failure, a traceback's path) name the job: a pattern that
+    # every line of a log carries (a worker's prefix) would make every line a candidate.
+    ("sglang", r"\bsglang\b|sgl[_-]kernel|\bScheduler hit an exception\b"),
+    ("mindie", r"\bmindie\b|\batb[_-]llm\b"),
     ("lmdeploy", r"\blmdeploy\b|\bdlinfer\b"),
     ("llamafactory", r"llama[_-]?factory"),
-    ("ms-swift", r"ms[_-]swift|site-packages/swift/|\bswift (?:sft|pt|rlhf|infer|deploy|export)\b"),
+    (
+        "ms-swift",
+        r"ms[_-]swift|/swift/(?:llm|trainers|megatron|cli|plugin|utils)/|\bswift (?:sft|pt|rlhf|infer|deploy|export)\b",
+    ),
     ("verl", r"\bverl\b"),
     ("mindspeed", r"\bmindspeed"),
     ("megatron", r"\bmegatron\b"),
@@ -28,8 +33,12 @@ WORKLOAD_PATTERNS: tuple[tuple[str, str], ...] = (
     ("llama.cpp", r"llama\.cpp|\bggml\b|ggml[_-]cann|llama-(?:cli|server|bench)"),
     ("comfyui", r"comfyui|\bcomfy[/.]"),
     ("diffusers", r"\bdiffusers\b"),
-    ("paddle", r"\bpaddle(?:paddle|nlp|ocr|x)?\b"),
-    ("triton-ascend", r"triton[_-]ascend|triton/backends/ascend"),
+    ("paddle", r"\bpaddle(?:paddle|nlp|ocr|x|[_-]?lite|[_-]?custom[_-]?device)?\b|\bfastdeploy\b|\bnnadapter\b"),
+    # Triton on an NPU is triton-ascend: its compiler stages name themselves.
+    (
+        "triton-ascend",
+        r"triton[_-]ascend|triton/backends/ascend|bishengir|\bBiShengH?IR\b|ConvertLinalgRToBinary|MLIRCompilationError",
+    ),
     ("custom-kernel", r"\bascendc\b|ascend[ _]c\b|kernel_operator\.h|\btilelang\b|\bop_host\b|\bop_kernel\b"),
 )
 LAUNCHER_PATTERNS: tuple[tuple[str, str], ...] = (
