@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Protocol
 
 from triage.engine.cause_lines import NearLeads
-from triage.engine.evidence import CAUSE_WINDOW, WAITING_LINES, CauseWindows, EntryEvidence, Sighting, counts_at
+from triage.engine.evidence import WAITING_LINES, CauseWindows, EntryEvidence, Sighting, counts_at
 from triage.engine.held_lines import HeldLines, Seen
 from triage.engine.shapes import Support
 
@@ -69,8 +69,8 @@ class Counts:
         firsts = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1)))
         found_of = {shape: held.supports(run[n], shape) for shape, n in firsts.items()}
         entries = {support[0] for found in found_of.values() for support in found}
-        latest = {entry: self._windows[entry].latest(source.name) for entry in entries}
-        closes = max((last + CAUSE_WINDOW for last in latest.values() if last is not None), default=-1)
+        reaches = (self._windows[entry].reach_of(source.name, None) for entry in entries)
+        closes = max((reach for reach in reaches if reach is not None), default=-1)
         cut = bisect_right(run, closes - held.first, key=itemgetter(2))  # the lines a window may still reach
         sightings: dict[int, Sighting] = {}
 

@@ -227,10 +227,6 @@ class CauseWindow:
         last = max(near, default=None)
         return None if last is None else last + CAUSE_WINDOW
 
-    def latest(self, source: str) -> int | None:
-        """The latest own line of `source`, if any: no cause line more than CAUSE_WINDOW after it counts."""
-        return max(self._primary.get(source, {}).values(), default=None)
-
     def wait(self, seen: Sighting, payload: Any) -> None:
         """Keep a cause line that does not count yet, in case an own line follows."""
         self._waiting.setdefault(seen.source, deque(maxlen=WAITING_LINES)).append((seen, payload))
