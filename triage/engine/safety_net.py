@@ -8,6 +8,7 @@ trackers and the `triage kb new` command that would capture it. Its confidence s
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from triage.engine.advice import order_fixes
 from triage.engine.codes import Decoded
@@ -134,7 +135,7 @@ def second_opinion(kb: CompiledKB, family: Diagnosis, shown: set[str]) -> list[D
             generic=True,
             evidence=lines,
             evidence_count=len(lines),
-            causes=[CauseResult(id="unknown", title="Not known to the KB", probability=1.0)],
+            causes=[_unknown_cause()],
             fixes=[],
             probes=[],
             rank=family.rank,
@@ -142,8 +143,8 @@ def second_opinion(kb: CompiledKB, family: Diagnosis, shown: set[str]) -> list[D
             guess=True,
             extracted={"vote_share": share},
         )
-        for category, share in ranked
-        if category not in shown and category != HEALTHY and share >= SECOND_GUESS_SHARE * guess.share
+        for category, share in _close(guess, ranked)
+        if category not in shown
     ][:1]
 
 
@@ -161,14 +162,25 @@ def _alternatives(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
             confidence=MIN_CONFIDENCE,
             score=MIN_CONFIDENCE,
             summary=f"Another family the same error lines point at ({share:.0%} of the vote).",
-            causes=[CauseResult(id="unknown", title="Not known to the KB", probability=1.0)],
+            causes=[_unknown_cause()],
             fixes=[fix for fix in primary.fixes if fix.kind == "diagnostic"],
             resembles=[],
             extracted={"vote_share": share},
         )
-        for category, share in guess.others
-        if category != HEALTHY and share >= SECOND_GUESS_SHARE * guess.share
+        for category, share in _close(guess, guess.others)
     ]
+
+
+def _close(guess: Guess, families: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Of these (family, share of the vote) of a guess, those with enough of the winner's share to be
+    worth a look (a healthy run's chatter never is)."""
+    return [
+        (family, share) for family, share in families if family != HEALTHY and share >= SECOND_GUESS_SHARE * guess.share
+    ]
+
+
+def _unknown_cause() -> CauseResult:
+    return CauseResult(id="unknown", title="Not known to the KB", probability=1.0)
 
 
 def _family_name(category: str) -> str:
@@ -261,7 +273,7 @@ def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
 
 def _reported_advice(kb: CompiledKB, guess: Guess | None) -> tuple[list[CauseResult], list[FixResult]]:
     """What the closest reported failure's thread found, when one of the guessed family is close."""
-    unknown = CauseResult(id="unknown", title="Not known to the KB", probability=1.0)
+    unknown = _unknown_cause()
     close = [(label, score) for label, score in guess.cases if score >= REPORTED_AT] if guess else []
     reported = next((case for label, _ in close if (case := kb.neighbour_index.reported(label))), None)
     if reported is None:
