@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from typing import Any
 
@@ -17,6 +18,8 @@ from triage.engine.normalize import template
 if TYPE_CHECKING:
     from triage.kb.loader import KnowledgeBase
     from triage.kb.models import Entry, ExtractKind, Signature
+
+T = TypeVar("T")
 
 # Lines that may carry a reworded error message. Fuzzy signatures only look at lines that contain
 # one of these, which keeps fuzzy matching off the millions of healthy step lines. Words that healthy
@@ -204,6 +207,20 @@ class CompiledKB:
     @property
     def fuzzy_templates(self) -> list[str]:
         return [self.signatures[i].fuzzy_template or "" for i in self.fuzzy]
+
+    def directory_runs(self, items: Iterable[T], signature: Callable[[T], int | None]) -> list[list[T]]:
+        """`items` in runs, one per KB directory of the signature each stands for (see
+        `EntryCard.layer`); an item that stands for none (None: a fixed word) joins the run it comes in."""
+        runs: list[list[T]] = [[]]
+        layer = None
+        for item in items:
+            index = signature(item)
+            here = None if index is None else self.entries[self.signatures[index].entry].layer
+            if here is not None and layer is not None and here != layer:
+                runs.append([])
+            layer = here if here is not None else layer
+            runs[-1].append(item)
+        return runs
 
 
 def _compile_signature(

@@ -48,14 +48,12 @@ def regex_source_runs(kb: CompiledKB) -> tuple[tuple[str, ...], ...]:
     """Every regex whose verdict on a line a line's shape stands for, once: the prefilter's trigger
     and context words, the error-line rules and the first KB directory's signatures (with their
     exclusions), then each further directory's signatures, a run for each directory."""
-    runs: list[list[str | None]] = [[*TRIGGER_PATTERNS, *CASE_SENSITIVE_TRIGGERS, *CONTEXT_TRIGGERS, *ERROR_PATTERNS]]
-    layer = None
-    for signature in kb.signatures:
-        here = kb.entries[signature.entry].layer
-        if layer is not None and here != layer:
-            runs.append([])
-        layer = here
-        runs[-1] += [signature.regex_source, *signature.exclude_sources]
+    fixed: list[str | None] = [*TRIGGER_PATTERNS, *CASE_SENSITIVE_TRIGGERS, *CONTEXT_TRIGGERS, *ERROR_PATTERNS]
+    runs = [
+        [source for signature in run for source in (signature.regex_source, *signature.exclude_sources)]
+        for run in kb.directory_runs(kb.signatures, lambda signature: signature.index)
+    ]
+    runs[0] = fixed + runs[0]
     seen: set[str] = set()
     out = []
     for run in runs:

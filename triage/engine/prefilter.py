@@ -136,15 +136,7 @@ def _pattern_sets(hyperscan: Any, kb: CompiledKB) -> dict[str, Callable[[], list
 def _by_directory(kb: CompiledKB, patterns: list[Pattern]) -> list[list[Pattern]]:
     """Patterns in runs of one KB directory each; the fixed words (ids from CONTEXT_OFFSET on) come
     first and go with the first run."""
-    runs: list[list[Pattern]] = []
-    layer = None
-    for pattern in patterns:
-        here = kb.entries[kb.signatures[pattern[1]].entry].layer if pattern[1] < CONTEXT_OFFSET else None
-        if not runs or (here is not None and layer is not None and here != layer):
-            runs.append([])
-        layer = here if here is not None else layer
-        runs[-1].append(pattern)
-    return runs
+    return kb.directory_runs(patterns, lambda pattern: pattern[1] if pattern[1] < CONTEXT_OFFSET else None)
 
 
 def compile_databases(kb: CompiledKB) -> None:
