@@ -113,9 +113,9 @@ def _compiled_patterns(monkeypatch) -> list[str]:
     seen: list[str] = []
     compile_run = hs_parts.compile_run
 
-    def recording(hyperscan, patterns):  # type: ignore[no-untyped-def]
+    def recording(hyperscan, patterns, compiled):  # type: ignore[no-untyped-def]
         seen.extend(pattern for pattern, _, _ in patterns)
-        return compile_run(hyperscan, patterns)
+        return compile_run(hyperscan, patterns, compiled)
 
     monkeypatch.setattr(hs_parts, "compile_run", recording)
     return seen

@@ -39,11 +39,12 @@ def compile_runs(hyperscan: Any, runs: list[list[Pattern]]) -> PrefilterState:
 
 
 def _cached(hyperscan: Any, run: list[Pattern]) -> Compiled:
+    compilable = [(hyperscan_expression(pattern), ident, flags) for pattern, ident, flags in run]
     material = [f"{FORMAT}\0{getattr(hyperscan, '__version__', '?')}\n".encode()]
-    material += [b"%d\0%d\0%s\n" % (ident, flags, hyperscan_expression(pattern)) for pattern, ident, flags in run]
+    material += [b"%d\0%d\0%s\n" % (ident, flags, expression) for expression, ident, flags in compilable]
 
     def build() -> bytes:
-        blob, refused = compile_run(hyperscan, run)
+        blob, refused = compile_run(hyperscan, run, compilable)
         return json.dumps(refused).encode() + b"\n" + blob
 
     def decode(content: bytes) -> Compiled:
@@ -60,9 +61,9 @@ def _cached(hyperscan: Any, run: list[Pattern]) -> Compiled:
     return by_content("hs", b"".join(material), build, decode)
 
 
-def compile_run(hyperscan: Any, patterns: list[Pattern]) -> Compiled:
-    """Compile patterns into one database, serialized for the KB cache (empty bytes when none is left)."""
-    compiled = [(hyperscan_expression(pattern), ident, flags) for pattern, ident, flags in patterns]
+def compile_run(hyperscan: Any, patterns: list[Pattern], compiled: list[Compilable]) -> Compiled:
+    """Compile patterns (`compiled`: the same, as hyperscan takes them) into one database, serialized
+    for the KB cache (empty bytes when none is left)."""
     if not compiled:
         return b"", []
     try:
