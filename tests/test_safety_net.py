@@ -304,3 +304,18 @@ def test_how_often_a_family_fails_breaks_ties_the_lines_leave_open():
     # A stall's guess (no error lines) is the stall's family alone.
     stalled = index.guess([], {"dynamic_shape_compile": 1.0})
     assert stalled is not None and stalled.category == "dynamic_shape_compile" and stalled.others == ()
+
+
+def test_an_index_without_some_labels_guesses_as_one_built_without_them(engine_kb):
+    rows = engine_kb.neighbours
+    cases = sorted({label.removesuffix("#frames") for _, _, label in rows if label.startswith("case:")})
+    assert len(cases) > 20
+    # A corpus case with frames, a KB entry's examples: what the evaluation drops for a case.
+    labels = frozenset([cases[7], cases[-3], next(label for _, _, label in rows if label.startswith("entry:"))])
+    derived = engine_kb.without_neighbours(labels).neighbour_index
+    built = NeighbourIndex(tuple(n for n in rows if n[2].removesuffix("#frames") not in labels), engine_kb.cases)
+    assert derived._word_model == built._word_model
+    assert list(derived._word_model[0]) == list(built._word_model[0])  # the vote sums in this order
+    for message in ("ImportError: libascend_hal.so: cannot open shared object file", "HCCL init timed out"):
+        assert derived.guess([(message, 1.0)]) == built.guess([(message, 1.0)])
+    assert engine_kb.without_neighbours(frozenset(["case:no-such-case"])) is engine_kb

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -12,7 +12,7 @@ from typing import Any
 
 from triage.engine.codes import CodeRow, CodeTable
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex, ReportedCase, informative
+from triage.engine.nearest import FRAMES_SUFFIX, WRAPPER, Neighbour, NeighbourIndex, ReportedCase, informative
 from triage.engine.normalize import template
 
 if TYPE_CHECKING:
@@ -203,6 +203,17 @@ class CompiledKB:
     @cached_property
     def neighbour_index(self) -> NeighbourIndex:
         return NeighbourIndex(self.neighbours, self.cases)
+
+    def without_neighbours(self, labels: frozenset[str], **changes: Any) -> CompiledKB:
+        """The KB less the neighbour lines of these labels (see `NeighbourIndex.without`), with any
+        other fields `changes` gives: its neighbour index is derived, not built again."""
+        index = self.neighbour_index.without(labels)
+        if index is self.neighbour_index and not changes:
+            return self
+        neighbours = tuple(n for n in self.neighbours if n[2].removesuffix(FRAMES_SUFFIX) not in labels)
+        kept = replace(self, neighbours=neighbours, **changes)
+        vars(kept)["neighbour_index"] = index  # seeds the cached_property
+        return kept
 
     @property
     def fuzzy_templates(self) -> list[str]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from collections.abc import Callable
-from functools import cache, cached_property
+from functools import cached_property
 
 from triage.engine.normalize import template
 
@@ -82,17 +82,13 @@ def informative(masked: str) -> bool:
     return len(words) >= 2 and sum(len(word) for word in words) >= 10
 
 
-@cache
-def _scorer() -> Callable[..., float]:
-    # rapidfuzz is imported at the first guess (25 ms): most scans make none.
-    from rapidfuzz import fuzz
-
-    def score(query: str, choice: str, **kwargs: object) -> float:
-        # token_set_ratio forgives extra words on either side (prefixes, paths) but rates a short
-        # query inside a long line at 100; the plain ratio keeps such pairs honest.
-        return 0.7 * fuzz.token_set_ratio(query, choice) + 0.3 * fuzz.ratio(query, choice)
-
-    return score
+SET_WEIGHT = 0.7
+RATIO_WEIGHT = 0.3
+"""A neighbour's similarity: 0.7 token-set similarity + 0.3 plain ratio. Token-set similarity forgives
+extra words on either side (prefixes, paths) but rates a short query inside a long line at 100;
+the plain ratio keeps such pairs honest."""
+SET_FLOOR = (MIN_SCORE - RATIO_WEIGHT * 100.0) / SET_WEIGHT - 1.0
+"""Below this token-set similarity a template cannot reach MIN_SCORE whatever its ratio."""
 
 
 class NeighbourIndex:
@@ -109,20 +105,32 @@ class NeighbourIndex:
     def __len__(self) -> int:
         return len(self._neighbours)
 
+    def without(self, labels: frozenset[str]) -> NeighbourIndex:
+        """The index less the documents of these labels (`case:<id>`, `entry:<id>`): the evaluation
+        drops a case's own lines for each case, so the word model is taken from this one's, less
+        their words, instead of counted again."""
+        gone = [n for n in self._documents if n[2].removesuffix(FRAMES_SUFFIX) in labels]
+        if not gone:
+            return self
+        kept = tuple(n for n in self._documents if n[2].removesuffix(FRAMES_SUFFIX) not in labels)
+        index = NeighbourIndex(kept, tuple(self._cases.values()))
+        counts, _, _ = self._word_model
+        less = {category: Counter(seen) for category, seen in counts.items()}
+        for category, words in _documents(gone).values():
+            less[category].subtract(words)
+        # In the order a fresh count would make (the vote's sums follow it), without emptied words.
+        order = dict.fromkeys(category for _, category, _ in kept if category != WRAPPER)
+        model = {category: +less[category] for category in order}
+        vars(index)["_word_model"] = _word_model_of(model)  # seeds the cached_property
+        return index
+
     @cached_property
     def _word_model(self) -> tuple[dict[str, Counter[str]], dict[str, int], int]:
         """Per category: in how many documents each word appears, and the total; the vocabulary size."""
-        documents: dict[str, tuple[str, set[str]]] = {}
-        for masked, category, label in self._documents:
-            if category == WRAPPER:
-                continue
-            key = label.removesuffix(FRAMES_SUFFIX)
-            documents.setdefault(key, (category, set()))[1].update(tokens(masked))
         counts: dict[str, Counter[str]] = defaultdict(Counter)
-        for category, words in documents.values():
+        for category, words in _documents(self._documents).values():
             counts[category].update(words)
-        vocabulary = len(set().union(*counts.values())) if counts else 0
-        return dict(counts), {c: sum(n.values()) for c, n in counts.items()}, vocabulary
+        return _word_model_of(dict(counts))
 
     @cached_property
     def _prior(self) -> dict[str, float]:
@@ -151,13 +159,26 @@ class NeighbourIndex:
         total = sum(weights.values())
         return {category: weight / total for category, weight in weights.items()}
 
+    def _closest(self, query: str) -> list[tuple[float, int]]:
+        """The K templates most similar to the query, (similarity, position), best first (ties: the
+        earlier template). Each measure is computed over the templates in C: a Python scorer called
+        once per template cost the guess most of its time."""
+        # rapidfuzz is imported at the first guess (25 ms): most scans make none.
+        from rapidfuzz import fuzz, process
+
+        near = process.extract(query, self._templates, scorer=fuzz.token_set_ratio, limit=None, score_cutoff=SET_FLOOR)
+        if not near:
+            return []
+        ratios = process.extract(query, [self._templates[at] for _, _, at in near], scorer=fuzz.ratio, limit=None)
+        ratio_of = {near[n][2]: ratio for _, ratio, n in ratios}
+        scored = [(SET_WEIGHT * similar + RATIO_WEIGHT * ratio_of[at], at) for _, similar, at in near]
+        return sorted((item for item in scored if item[0] >= MIN_SCORE), key=lambda item: (-item[0], item[1]))[:K]
+
     def guess(
         self, messages: list[tuple[str, float]], words: dict[str, float] | None = None, frames: str = ""
     ) -> Guess | None:
         """Vote over the categories for these (message, weight): the word model, the closest lines,
         and `words` votes (see `hints`); None when nothing points anywhere."""
-        from rapidfuzz import process  # see `_scorer`
-
         votes: dict[str, float] = defaultdict(float, words or {})
         similarity: dict[str, list[float]] = defaultdict(list)
         entries: dict[str, float] = {}
@@ -169,12 +190,12 @@ class NeighbourIndex:
             query = template(message)
             if not informative(query):
                 continue
-            found = process.extract(query, self._templates, scorer=_scorer(), limit=K, score_cutoff=MIN_SCORE)
-            if found and self._neighbours[found[0][2]][1] == WRAPPER:
+            found = self._closest(query)
+            if found and self._neighbours[found[0][1]][1] == WRAPPER:
                 wrappers += 1
                 continue
             vocabulary |= tokens(query)
-            for _, score, position in found:
+            for score, position in found:
                 _, category, label = self._neighbours[position]
                 if category == WRAPPER:
                     continue
@@ -208,6 +229,21 @@ class NeighbourIndex:
             others=tuple((other, round(votes[other] / total, 3)) for other in ranked[1 : 1 + ALTERNATIVES]),
             cases=_of_category(cases, category),
         )
+
+
+def _documents(rows: Iterable[Neighbour]) -> dict[str, tuple[str, set[str]]]:
+    """The word model's documents: (category, words) by label (a KB entry's examples, or one corpus
+    log with its traceback frames); wrappers' lines are none."""
+    documents: dict[str, tuple[str, set[str]]] = {}
+    for masked, category, label in rows:
+        if category != WRAPPER:
+            documents.setdefault(label.removesuffix(FRAMES_SUFFIX), (category, set()))[1].update(tokens(masked))
+    return documents
+
+
+def _word_model_of(counts: dict[str, Counter[str]]) -> tuple[dict[str, Counter[str]], dict[str, int], int]:
+    vocabulary = len(set().union(*counts.values())) if counts else 0
+    return counts, {c: sum(n.values()) for c, n in counts.items()}, vocabulary
 
 
 def _of_category(cases: dict[tuple[str, str], float], category: str) -> tuple[tuple[str, float], ...]:

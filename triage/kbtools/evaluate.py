@@ -19,7 +19,6 @@ from collections.abc import Iterable
 import yaml
 
 from triage.engine.compiled import CompiledKB
-from triage.engine.nearest import FRAMES_SUFFIX
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
 from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE
@@ -352,19 +351,12 @@ def entries_citing(kb: CompiledKB) -> dict[str, tuple[int, ...]]:
 def _without(kb: CompiledKB, own: str, entries: tuple[int, ...]) -> CompiledKB:
     """The KB without a case's own neighbour lines and, switched off, the given entries: their
     signatures exclude every line and their examples are no neighbours."""
-    labels = {f"entry:{kb.entries[index].id}" for index in entries}
-    if not entries and not any(_is_own(n[2], own) for n in kb.neighbours):
-        return kb
-    neighbours = tuple(n for n in kb.neighbours if not _is_own(n[2], own) and n[2] not in labels)
+    labels = frozenset([own, *(f"entry:{kb.entries[index].id}" for index in entries)])
     if not entries:
-        return dataclasses.replace(kb, neighbours=neighbours)
+        return kb.without_neighbours(labels)
     off = set(entries)
     signatures = tuple(dataclasses.replace(s, exclude_sources=("",)) if s.entry in off else s for s in kb.signatures)
-    return dataclasses.replace(kb, neighbours=neighbours, signatures=signatures)
-
-
-def _is_own(label: str, own: str) -> bool:
-    return label.removesuffix(FRAMES_SUFFIX) == own
+    return kb.without_neighbours(labels, signatures=signatures)
 
 
 def _scan_as_one(scanner: Scanner, paths: list[Path], name: str) -> list[str]:
