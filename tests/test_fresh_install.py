@@ -44,7 +44,8 @@ def test_kb_new_validate_test_and_scan_without_out(tmp_path):
     (work / "x.log").write_text(LOG)
     before = tree(site)
     env = {k: v for k, v in os.environ.items() if k not in ("TRIAGE_KB_PATH", "PYTHONPATH")}
-    env |= {"PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1", "TRIAGE_CACHE_DIR": str(tmp_path / "cache")}
+    # The run's KB cache (conftest): its compiled databases are keyed by content, so the copy reuses them.
+    env |= {"PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
 
     def python(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, *args], cwd=work, env=env, capture_output=True, text=True, timeout=120)
