@@ -166,3 +166,16 @@ def test_repeats_of_a_shape_count_with_their_own_lines_and_ranks(scan_text):
     assert (diagnosis.evidence[0].line, diagnosis.evidence[-1].line) == (1, 3000)
     assert (diagnosis.evidence[0].rank, diagnosis.evidence[-1].rank) == (0, 2999 % 8)
     assert diagnosis.first_seen == 1
+
+
+def test_a_blocks_new_quiet_shapes_are_registered_before_it_is_walked(engine_kb, prefilter, monkeypatch):
+    from triage.engine.native_lines import NativeLines
+
+    # One block of chatter whose shapes are new: their repeats are skipped in C, not handed back.
+    early = []
+    quiet_first = NativeLines._quiet_first
+    monkeypatch.setattr(NativeLines, "_quiet_first", lambda self, *a: early.append(1) or quiet_first(self, *a))
+    data = mixed_log(12_000, 7)
+    native = scan(engine_kb, prefilter, monkeypatch, data, 1 << 30, native=True)
+    assert early
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, 1 << 30, native=False))

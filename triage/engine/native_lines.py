@@ -37,6 +37,9 @@ from triage.engine.unclaimed import FRAME, MAX_FRAMES, UnclaimedErrors
 NATIVE_SHAPES = 1 << 16
 """Shapes the table remembers before it starts over: about 2 MB, however many distinct lines."""
 NEWLINE = ord("\n")
+EARLY_QUIET = 256
+"""Lines of a block repeating its new shapes beyond which those that need nothing are registered
+before the block is walked (see `NativeLines._quiet_first`)."""
 
 Ids = set[int] | frozenset[int] | None
 Needs = tuple[Ids, set[int] | None]
@@ -69,10 +72,15 @@ class NativeLines:
         self._groups: list[frozenset[int]] = []
         """The entries that the lines of a group of cause shapes support."""
         self._fresh: list[Fresh] = []
+        self._matched: dict[int, Fresh] = {}
+        """What the first lines of the block's new shapes matched, by where they start, when
+        `_quiet_first` matched them already."""
         """The first lines of the last block's new shapes, to register once the scanner has matched them."""
 
     def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         seen = self._table.classify(block, *span)
+        if sum(line[3] < -1 for line in seen) > EARLY_QUIET:
+            seen = self._quiet_first(block, span, seen)
         main: list[Candidate] = []
         causes: list[Candidate] = []
         marks = []
@@ -112,21 +120,40 @@ class NativeLines:
             group = self._group(raw, cause_ids) if kind == _lineshapes.CAUSE else -1
             if group is None:
                 kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
-            shape = self._table.register(raw, kind, max(group, 0))
             needs = None if kind == _lineshapes.QUIET else (ids, cause_ids) if alike else APART
             held_as = (
                 (cause_ids, rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1")))
                 if kind == _lineshapes.CAUSE and cause_ids is not None
                 else NOT_HELD
             )
-            if shape == len(self._known):
-                self._known.append(needs)
-                self._held_as.append(held_as)
-            elif len(self._table) == 1:
-                self._known, self._held_as = [needs], [held_as]  # the table was full and started over
-            else:
-                self._known[shape], self._held_as[shape] = needs, held_as
+            self._register(raw, (kind, max(group, 0)), needs, held_as)
         self._fresh = []
+
+    def _register(self, raw: bytes, kind: tuple[int, int], needs: Needs | Apart | None, held_as: HeldShape) -> None:
+        """Register a shape with the table (kind and group) and what it needs, under its id."""
+        shape = self._table.register(raw, *kind)
+        if shape == len(self._known):
+            self._known.append(needs)
+            self._held_as.append(held_as)
+        elif len(self._table) == 1:
+            self._known, self._held_as = [needs], [held_as]  # the table was full and started over
+        else:
+            self._known[shape], self._held_as[shape] = needs, held_as
+
+    def _quiet_first(self, block: bytes, span: tuple[int, int], seen: list[Seen]) -> list[Seen]:
+        """Where a block's new shapes repeat within it, those that need nothing are registered before
+        it is walked, and the block is classified again: their repeats are then skipped in C, not
+        handed back (a log's first block teaches the table most of its chatter; each worker of a
+        split file starts with an empty table). What the other new shapes' first lines matched is
+        kept for `_needs`."""
+        firsts = [line for line in seen if line[3] == -1]
+        for fresh in self._match(block, firsts):
+            start, end, ids, cause_ids, alike = fresh
+            if alike and ids is CAUSE_ONLY and cause_ids is None:
+                self._register(block[start:end], (_lineshapes.QUIET, 0), None, NOT_HELD)
+            else:
+                self._matched[start] = fresh
+        return self._table.classify(block, *span)
 
     def _held(self, near: NearLeads, lines_before: int) -> list[Seen]:
         """The lines of cause shapes that may count: near a lead of an entry they support, or among
@@ -146,7 +173,10 @@ class NativeLines:
         its shape's first line's in this block, or its digit group's where digits may tell the
         lines of its shape apart."""
         firsts = [n for n, line in enumerate(seen) if line[3] == -1]
-        self._fresh = self._match(block, [seen[n] for n in firsts])
+        matched, self._matched = self._matched, {}
+        new = [seen[n] for n in firsts if seen[n][0] not in matched]
+        matched |= {fresh[0]: fresh for fresh in self._match(block, new)}
+        self._fresh = [matched[seen[n][0]] for n in firsts]
         fresh = dict(zip(firsts, self._fresh))
         needs: list[Needs] = []
         apart: list[int] = []
