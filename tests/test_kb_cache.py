@@ -184,3 +184,31 @@ def test_a_damaged_directory_file_is_loaded_again(tmp_path, monkeypatch):
         part.write_bytes(b'{"entries": [["x.yaml", {"id": 3}, []]], "errors": []}')
     kb, _ = load_kb([user], strict=True)
     assert list(kb.entries) == ["kept"]
+
+
+def test_runs_that_miss_the_same_part_together_build_it_once(tmp_path, monkeypatch):
+    import multiprocessing
+    import time
+
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    builds = tmp_path / "builds"
+
+    def build() -> bytes:
+        with builds.open("a") as log:
+            log.write(f"{os.getpid()}\n")
+        time.sleep(0.5)  # long enough for the other run to miss the part and wait
+        return b"built"
+
+    def run(results) -> None:
+        results.put(cache_files.by_content("test", b"one material", build, bytes.decode))
+
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    runs = [context.Process(target=run, args=(results,)) for _ in range(2)]
+    for process in runs:
+        process.start()
+    for process in runs:
+        process.join(timeout=30)
+    assert [results.get(timeout=5) for _ in runs] == ["built", "built"]
+    assert len(builds.read_text().splitlines()) == 1
+    assert not list((tmp_path / "cache").glob("*.lock"))

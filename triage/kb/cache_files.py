@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import TypeVar
@@ -77,19 +78,54 @@ def write_atomic(path: Path, content: bytes, *, keep: str, max_files: int, max_b
 
 def by_content(kind: str, material: bytes, build: Callable[[], bytes], decode: Callable[[bytes], T]) -> T:
     """`decode` of the file of this kind cached under a hash of `material`, or of `build()`, written
-    for the next time. A file `decode` cannot read (ValueError, TypeError) is damaged: built again."""
+    for the next time. A file `decode` cannot read (ValueError, TypeError) is damaged: built again.
+    Concurrent runs that miss the same file build it once: the others wait for it (see `_building`)."""
     if not enabled():
         return decode(build())
     path = cache_dir() / f"{kind}-{hashlib.sha256(material).hexdigest()[:32]}.part"
-    content = read_own(path)
-    if content is not None:
-        try:
-            return decode(content)
-        except (ValueError, TypeError):
-            pass
-    content = build()
-    write_atomic(path, content, keep=f"{kind}-*.part", max_files=MAX_PARTS, max_bytes=MAX_PART_BYTES)
+    found = _decoded(path, decode)
+    if found is not None:
+        return found[0]
+    with _building(path):
+        found = _decoded(path, decode)  # another run may have built it while this one waited
+        if found is not None:
+            return found[0]
+        content = build()
+        write_atomic(path, content, keep=f"{kind}-*.part", max_files=MAX_PARTS, max_bytes=MAX_PART_BYTES)
     return decode(content)
+
+
+def _decoded(path: Path, decode: Callable[[bytes], T]) -> tuple[T] | None:
+    content = read_own(path)
+    if content is None:
+        return None
+    try:
+        return (decode(content),)
+    except (ValueError, TypeError):
+        return None
+
+
+@contextmanager
+def _building(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock beside `path` while building it. Two scans started together after an
+    install, or two test workers, would otherwise both spend seconds compiling the same databases:
+    the second waits, then reads what the first wrote. Where locks are not to be had (no fcntl, a
+    read-only cache) each run builds on its own, as before."""
+    try:
+        import fcntl
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path.with_suffix(".lock"), "wb")  # noqa: SIM115 - closed below
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            # Gone before the lock is let go: a run that comes later finds the built file instead.
+            Path(handle.name).unlink(missing_ok=True)
 
 
 def _evict(directory: Path, keep: str, max_files: int, max_bytes: int) -> None:
