@@ -131,3 +131,12 @@ def test_leave_thread_out_switches_off_the_entries_that_cite_the_thread(engine_k
     }
     assert sum(bool(named[case] & ids[case]) for case in ids) >= len(ids) // 2  # the entries do name their threads
     assert all(not (left_out[case] & ids[case]) for case in ids)
+
+
+def test_a_renamed_repositorys_thread_is_the_same_thread():
+    assert thread_key("https://github.com/hiyouga/LLaMA-Factory/issues/7986/") == thread_key(
+        "https://github.com/hiyouga/LlamaFactory/issues/7986"
+    )
+    assert thread_key("https://github.com/hiyouga/LlamaFactory/issues/798") != thread_key(
+        "https://github.com/hiyouga/LlamaFactory/issues/7986"
+    )

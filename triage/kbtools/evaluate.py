@@ -296,9 +296,19 @@ def load_cases(directory: Path) -> list[Case]:
     return cases
 
 
+_GITHUB_THREAD = re.compile(r"https?://github\.com/([^/]+)/([^/]+)/(issues|pull)/(\d+)")
+
+
 def thread_key(url: str) -> str:
-    """A thread's URL as cases and `confirmed_by` are compared: no trailing slash, any case."""
-    return url.strip().rstrip("/").lower()
+    """A thread's URL as cases and `confirmed_by` are compared: no trailing slash, any case, and a
+    GitHub owner and repository without '-', '_' or '.', so that a renamed repository keeps its
+    threads (hiyouga/LLaMA-Factory is hiyouga/LlamaFactory now)."""
+    key = url.strip().rstrip("/").lower()
+    found = _GITHUB_THREAD.fullmatch(key)
+    if found is None:
+        return key
+    owner, repo, kind, number = (re.sub(r"[-_.]", "", part) for part in found.groups())
+    return f"github.com/{owner}/{repo}/{kind}/{number}"
 
 
 def confirmed_cases(directory: Path) -> dict[str, Case]:
