@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from triage.engine.hints import degenerate_text
+from triage.engine.hints import degenerate_text, looped_output
 from triage.engine.error_lines import CODE, EXCEPTION, LEVEL, SIGNAL, TRACEBACK, error_kind, message_of
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
@@ -143,6 +143,28 @@ def test_a_log_that_ends_on_degenerate_output_is_a_numerical_failure(scan_text):
     [guess] = result.diagnoses
     assert guess.guess and guess.category == "nan_loss_scale" and guess.severity == "error"
     assert guess.evidence[0].line == 2 and guess.title.startswith("Degenerate output")
+
+
+def test_a_log_that_ends_printing_one_line_over_and_over_is_degenerate_output(scan_text):
+    looped = "INFO 05-16 engine started\n" + "上海世博局\n" * 4 + "上海世博城\n" + "上海世博局\n"
+    [guess] = scan_text(looped).diagnoses
+    assert guess.category == "nan_loss_scale" and guess.title.startswith("Degenerate output")
+    assert guess.evidence[0].line == 7
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        ["Waiting for the next batch..."] * 6,  # a job waiting
+        ["Still compiling the graph"] * 6,  # a stall
+        ["step 100 done"] * 6,  # a counter
+        ["INFO: heartbeat"] * 6,
+        ["Done", "Loading model", "Done", "Serving", "Done", "Ready"],  # no line repeats enough
+        ["----------"] * 6,
+    ],
+)
+def test_a_log_that_ends_on_repeated_log_lines_is_not_looped_output(tail):
+    assert looped_output(tail) is None
 
 
 def test_a_traceback_cut_before_its_error_line_is_still_an_error(scan_text):

@@ -93,3 +93,29 @@ def degenerate_text(text: str) -> bool:
     ):
         return True
     return _REPEATED_CJK.search(text) is not None
+
+
+LOOP_LINES = 6
+"""The fewest last lines that show output printed in a loop (see `looped_output`): all that the
+scan keeps of a log's end (`triage.engine.unclaimed.TAIL_LINES`)."""
+_LOG_MARKS = re.compile(r"[\d\[\]:|=<>{}()/\\#@]")
+"""What a logger's line, a path, a banner or a counter carries, and generated text does not."""
+
+
+def looped_output(tail: list[str]) -> int | None:
+    """Where (an index into `tail`) the last lines show generated text stuck in a loop, one
+    repeat per line: most of the last non-blank lines are one short line of words that carries
+    nothing a logger, a path or a counter writes. None when they do not."""
+    last = [(n, text.strip()) for n, text in enumerate(tail) if text.strip()][-2 * LOOP_LINES :]
+    if len(last) < LOOP_LINES:
+        return None
+    counts: dict[str, int] = {}
+    for _, text in last:
+        counts[text] = counts.get(text, 0) + 1
+    top = max(counts, key=counts.__getitem__)
+    looped = counts[top] >= 0.6 * len(last) and len(top) <= 60
+    if not looped or _LOG_MARKS.search(top) or not re.search(r"[^\W\d_]", top):
+        return None
+    if top.endswith(("...", "…")) or stall_category(top):  # a job waiting on something says so
+        return None
+    return next(n for n, text in reversed(last) if text == top)

@@ -15,7 +15,7 @@ from triage.engine.codes import Decoded
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
 from triage.engine.error_lines import TRACEBACK, exception_name, message_of
-from triage.engine.hints import degenerate_text, stall_category, word_votes
+from triage.engine.hints import degenerate_text, looped_output, stall_category, word_votes
 from triage.engine.nearest import HEALTHY, Guess
 from triage.engine.normalize import template
 from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors, frame_of
@@ -200,8 +200,14 @@ def _word_votes(telling: list[ErrorLine], frames: str) -> dict[str, float]:
 
 def _quiet_failure(unclaimed: UnclaimedErrors) -> tuple[list[ErrorLine], str | None]:
     """A log without errors that still shows it failed: its last lines hold generated text that
-    degenerated into one phrase or symbol pair repeated (numbers gone wrong on the device), or say
-    it was capturing, compiling or waiting when it stopped (a stall)."""
+    degenerated into one phrase or symbol pair repeated, within a line or line after line (numbers
+    gone wrong on the device), or say it was capturing, compiling or waiting when it stopped (a stall)."""
+    for source, tail in unclaimed.tails.items():
+        at = looped_output([text for _, text in tail])
+        if at is not None:
+            number, text = tail[at]
+            line = EvidenceLine(source=source, line=number, text=text.strip()[:500])
+            return [ErrorLine(order=0, kind=TRACEBACK, line=line, message=message_of(text))], DEGENERATE
     for kind, lines, found in ((DEGENERATE, None, degenerate_text), (STALL, STALL_LINES, stall_category)):
         for source, tail in unclaimed.tails.items():
             for number, text in reversed(tail[-lines:] if lines else tail):
