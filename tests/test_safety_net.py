@@ -341,3 +341,20 @@ def test_an_index_without_some_labels_guesses_as_one_built_without_them(engine_k
     for message in ("ImportError: libascend_hal.so: cannot open shared object file", "HCCL init timed out"):
         assert derived.guess([(message, 1.0)]) == built.guess([(message, 1.0)])
     assert engine_kb.without_neighbours(frozenset(["case:no-such-case"])) is engine_kb
+
+
+def test_a_line_that_failures_of_three_families_print_casts_no_vote():
+    ambiguous = "workerproc hit an exception."
+    index = NeighbourIndex(
+        (
+            (ambiguous, "segfault", "case:a"),
+            (ambiguous, "npu_oom", "case:b"),
+            (ambiguous, "dynamic_shape_compile", "case:c"),
+            ("runtimeerror: npu out of memory. tried to allocate <n> gib", "npu_oom", "case:d"),
+        )
+    )
+    # Read as a wrapper's line: neither its neighbours nor its words vote, and nothing else points anywhere.
+    assert index.guess([("WorkerProc hit an exception.", 1.0)]) is None
+    two = NeighbourIndex(((ambiguous, "segfault", "case:a"), (ambiguous, "npu_oom", "case:b")))
+    guess = two.guess([("WorkerProc hit an exception.", 1.0)])
+    assert guess is not None and guess.score == 100.0

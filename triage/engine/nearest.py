@@ -33,6 +33,11 @@ wrapper too, and casts no vote."""
 HEALTHY = "healthy"
 """The neighbours' label for error-looking lines of logs of runs that worked."""
 K = 7
+AMBIGUOUS_FAMILIES = 3
+"""A line that reported failures of this many families print (a traceback's header, ERR00100, "Inner
+Error!", "WorkerProc hit an exception.") tells none of them apart: it is read as a wrapper's line.
+Chosen leave-thread-out on the train split: 2 / 3 / never gave top-1 73.8 / 74.2 / 73.3%, top-3
+85.1 / 84.9 / 85.3%."""
 ALTERNATIVES = 2
 """Categories after the winner that a guess keeps: its top three, as a reader weighs them."""
 MIN_SCORE = 55.0
@@ -93,7 +98,7 @@ SET_FLOOR = (MIN_SCORE - RATIO_WEIGHT * 100.0) / SET_WEIGHT - 1.0
 
 class NeighbourIndex:
     def __init__(self, neighbours: tuple[Neighbour, ...], cases: tuple[ReportedCase, ...] = ()) -> None:
-        self._neighbours = tuple(n for n in neighbours if not n[2].endswith(FRAMES_SUFFIX))
+        self._neighbours = _ambiguous_as_wrappers(tuple(n for n in neighbours if not n[2].endswith(FRAMES_SUFFIX)))
         self._templates = [n[0] for n in self._neighbours]
         self._documents = neighbours
         self._cases = {case[0]: case for case in cases}
@@ -229,6 +234,19 @@ class NeighbourIndex:
             others=tuple((other, round(votes[other] / total, 3)) for other in ranked[1 : 1 + ALTERNATIVES]),
             cases=_of_category(cases, category),
         )
+
+
+def _ambiguous_as_wrappers(lines: tuple[Neighbour, ...]) -> tuple[Neighbour, ...]:
+    """The lines with those that reported failures of AMBIGUOUS_FAMILIES families or more print
+    relabelled as wrappers' lines: a message closest to one says nothing of its family."""
+    families: dict[str, set[str]] = defaultdict(set)
+    for masked, category, label in lines:
+        if label.startswith("case:") and category not in (WRAPPER, HEALTHY):
+            families[masked].add(category)
+    return tuple(
+        (masked, WRAPPER, label) if len(families.get(masked, ())) >= AMBIGUOUS_FAMILIES else (masked, category, label)
+        for masked, category, label in lines
+    )
 
 
 def _documents(rows: Iterable[Neighbour]) -> dict[str, tuple[str, set[str]]]:
