@@ -15,7 +15,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -24,6 +23,7 @@ from triage.engine.error_lines import SALIENCE, error_kind, message_of  # noqa: 
 from triage.engine.nearest import FRAMES_SUFFIX  # noqa: E402
 from triage.engine.unclaimed import FRAME, MAX_FRAMES, frame_of  # noqa: E402
 from triage.kbtools.evaluate import load_cases  # noqa: E402
+from triage.kb.loader import safe_yaml  # noqa: E402
 from triage.kb.paths import CASES_FILE, NEIGHBOURS_FILE  # noqa: E402
 
 PER_CASE = 10
@@ -61,7 +61,7 @@ def rows() -> list[str]:
 def reported(neighbour_rows: list[str]) -> list[str]:
     """Each failure case with neighbour lines: its thread, root cause and (if confirmed) fix, one line."""
     labelled = {row.split("\t")[1] for row in neighbour_rows}
-    rows = yaml.safe_load((ROOT / "logs_samples" / "real" / "cases.yaml").read_text(encoding="utf-8"))
+    rows = safe_yaml((ROOT / "logs_samples" / "real" / "cases.yaml").read_text(encoding="utf-8"))
     out = []
     for row in rows:
         label = f"case:{row['id']}"

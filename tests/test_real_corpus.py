@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 
 from tests.conftest import ROOT
 from triage.engine.context import JobContext
+from triage.kb.loader import safe_yaml
 from triage.kbtools.evaluate import evaluate, load_cases, thread_key
 
 CORPUS = ROOT / "logs_samples" / "real"
@@ -106,12 +106,12 @@ def test_neighbours_file_is_current():
 
 def test_a_fix_cites_as_confirmed_only_threads_that_confirm_it():
     """`confirmed_by` is a fix's proof: a corpus thread cited there must be one whose fix is confirmed."""
-    rows = yaml.safe_load((CORPUS / "cases.yaml").read_text(encoding="utf-8"))
+    rows = safe_yaml((CORPUS / "cases.yaml").read_text(encoding="utf-8"))
     unconfirmed = {thread_key(row["source"]) for row in rows if not row.get("fix_confirmed")}
     wrong = [
         f"{path.name}: {url}"
         for path in sorted((ROOT / "kb").rglob("*.yaml"))
-        for fix in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("fixes") or []
+        for fix in (safe_yaml(path.read_text(encoding="utf-8")) or {}).get("fixes") or []
         for url in fix.get("confirmed_by") or []
         if thread_key(url) in unconfirmed
     ]

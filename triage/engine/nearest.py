@@ -120,12 +120,17 @@ class NeighbourIndex:
         kept = tuple(n for n in self._documents if n[2].removesuffix(FRAMES_SUFFIX) not in labels)
         index = NeighbourIndex(kept, tuple(self._cases.values()))
         counts, _, _ = self._word_model
-        less = {category: Counter(seen) for category, seen in counts.items()}
+        less = dict(counts)  # only the families of the dropped documents are copied and counted down
         for category, words in _documents(gone).values():
+            if less[category] is counts[category]:
+                less[category] = Counter(counts[category])
             less[category].subtract(words)
-        # In the order a fresh count would make (the vote's sums follow it), without emptied words.
+            for word in words:
+                if less[category][word] <= 0:
+                    del less[category][word]  # a word no document has is no word of the family
+        # In the order a fresh count would make (the vote's sums follow it).
         order = dict.fromkeys(category for _, category, _ in kept if category != WRAPPER)
-        model = {category: +less[category] for category in order}
+        model = {category: less[category] for category in order}
         vars(index)["_word_model"] = _word_model_of(model)  # seeds the cached_property
         return index
 

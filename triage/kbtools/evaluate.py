@@ -21,6 +21,7 @@ import yaml
 from triage.engine.compiled import CompiledKB
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
+from triage.kb.loader import safe_yaml
 from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE
 from triage.results import Diagnosis, FixResult, ScanResult
 from triage.scanning import scan_sources
@@ -267,7 +268,7 @@ def load_cases(directory: Path) -> list[Case]:
     else:
         raise LabelError(f"{directory}: no labels.yaml or cases.yaml")
     try:
-        rows = yaml.safe_load(path.read_text(encoding="utf-8"))
+        rows = safe_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise LabelError(f"{path}: cannot read labels: {exc}") from None
     if not isinstance(rows, list):

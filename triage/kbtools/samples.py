@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from triage.kb.loader import safe_yaml
 from triage.kb.paths import package_data_dir
 
 PATH_KEYS = ("file", "log", "log_file", "path")
@@ -42,7 +43,7 @@ def load_baselines(samples_dir: Path) -> Baselines:
         return found
     for labels in label_files:
         try:
-            data = yaml.safe_load(labels.read_text(encoding="utf-8"))
+            data = safe_yaml(labels.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
             found.notes.append(f"{labels}: unreadable labels ({str(exc).splitlines()[0]}): skipped")
             continue
