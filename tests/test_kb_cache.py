@@ -212,3 +212,20 @@ def test_runs_that_miss_the_same_part_together_build_it_once(tmp_path, monkeypat
     assert [results.get(timeout=5) for _ in runs] == ["built", "built"]
     assert len(builds.read_text().splitlines()) == 1
     assert not list((tmp_path / "cache").glob("*.lock"))
+
+
+def test_validating_a_new_entry_compiles_only_its_own_patterns(tmp_path, monkeypatch):
+    from triage.kbtools.samples import Baselines
+    from triage.kbtools.validate import run_validators
+
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    base, mine = tmp_path / "base", tmp_path / "mine"
+    for name in ("alpha", "beta"):
+        write_entry(base, entry_data(name))
+    write_entry(mine, entry_data("aardvark", category="other"))  # sorts before the others
+    load_engine_kb([str(base)], include_shipped=False)
+    compiled = _compiled_patterns(monkeypatch)
+    report = run_validators([mine], [base], Baselines())
+    assert report.entries == 1
+    assert any("AARDVARK" in pattern for pattern in compiled)
+    assert not any("ALPHA" in pattern or "BETA" in pattern for pattern in compiled)

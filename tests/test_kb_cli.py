@@ -60,9 +60,9 @@ def test_stats_json_counts_user_entries(tmp_path, capsys):
 def test_kb_test_reports_failures(tmp_path, capsys):
     write_entry(tmp_path, entry_data("good-entry"))
     write_entry(tmp_path, entry_data("bad-entry", examples={"match": ["unrelated text"]}))
-    code, out, _ = run(capsys, "kb", "test", "--kb", str(tmp_path))
+    code, out, _ = run(capsys, "kb", "test", str(tmp_path))  # the directory's entries, over the shipped KB
     assert code == 1
-    assert "pass good-entry" in out and "FAIL bad-entry" in out
+    assert "pass good-entry" in out and "FAIL bad-entry" in out and "1 passed, 1 failed" in out
 
 
 def test_validate_exit_codes_and_json(tmp_path, capsys):

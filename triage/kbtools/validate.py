@@ -67,10 +67,14 @@ def collect_targets(paths: list[Path]) -> tuple[list[Target], list[Finding]]:
 
 def build_context(targets: list[Target], context_dirs: list[Path], baselines: Baselines) -> Context:
     """The KB the targets will really run in: `context_dirs` merged, then the targets over them."""
-    kb, _ = load_kb([d for d in context_dirs if d.is_dir()], strict=False)
+    dirs = [d for d in context_dirs if d.is_dir()]
+    kb, _ = load_kb(dirs, strict=False)
     for target in targets:
         kb.entries[target.entry.id] = target.entry
         kb.sources[target.entry.id] = target.loaded
+        # A new entry is a directory of its own, after the others: their signatures keep their
+        # numbers, so their compiled databases are reused and only the new entry's are compiled.
+        kb.layer_of.setdefault(target.entry.id, len(dirs))
     return Context(targets=targets, kb=kb, baselines=baselines)
 
 
