@@ -68,6 +68,10 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "step 10 loss 1.2 errors=0",
         "/usr/lib/python3/x.py:12: UserWarning: an error may follow",
         'raise RuntimeError("x")',
+        # A failure's word on a line its logger marked as chatter.
+        "(EngineCore_3 pid=302616) INFO 08-13 02:24:45 [platform.py:162] PIECEWISE compilation enabled on NPU."
+        " use_inductor not supported - using only ACL Graph mode",
+        "[2025-01-01 10:00:00] [DEBUG] retrying after a timed out probe",
     ],
 )
 def test_lines_that_are_not_errors(line):

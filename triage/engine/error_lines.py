@@ -41,6 +41,8 @@ _LEVEL = re.compile(
     r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
 )
+_QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I)\]|\b(?:INFO|DEBUG)\b")
+"""A logger's level that says its line is no error: a symptom's word there is not one."""
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 _SYMPTOM = re.compile(
     r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet )?supported|unsupported|not implemented|"
@@ -93,7 +95,12 @@ _KINDS = (
     (SYMPTOM, _SYMPTOM),
 )
 """In the order a line is judged: the first kind that matches is the line's."""
-PATTERNS: tuple[str, ...] = (*(regex.pattern for _, regex in _KINDS), _NOT_AN_ERROR.pattern, _PREFIX.pattern)
+PATTERNS: tuple[str, ...] = (
+    *(regex.pattern for _, regex in _KINDS),
+    _NOT_AN_ERROR.pattern,
+    _PREFIX.pattern,
+    _QUIET_LEVEL.pattern,
+)
 """Every regex that judges a line here: the native shape table must know those that tell digits apart."""
 
 
@@ -108,6 +115,8 @@ def error_kind(text: str) -> str | None:
         return _kind_of_message(text)
     rest = text[prefix.end() :]
     kind = _kind_of_message(rest)
+    if kind == SYMPTOM and _QUIET_LEVEL.search(prefix.group()):
+        return None  # a failure's word on a line its logger marked as chatter ("INFO ... not supported")
     if kind is None and not rest.startswith("  ") and rest.strip() and _LEVEL.search(prefix.group()):
         if not _NOT_AN_ERROR.search(rest) and not rest.lstrip().startswith("Traceback"):
             return LEVEL
