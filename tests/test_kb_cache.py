@@ -229,3 +229,31 @@ def test_validating_a_new_entry_compiles_only_its_own_patterns(tmp_path, monkeyp
     assert report.entries == 1
     assert any("AARDVARK" in pattern for pattern in compiled)
     assert not any("ALPHA" in pattern or "BETA" in pattern for pattern in compiled)
+
+
+def test_an_entry_overridden_by_id_keeps_its_place_switched_off(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    base, mine = tmp_path / "base", tmp_path / "mine"
+    for name in ("alpha", "beta", "gamma"):
+        write_entry(base, entry_data(name))
+    marker = "ZQX-BETA-TWO synthetic failure"
+    override = entry_data("beta", category="other", signatures=[{"text": marker, "weight": 3}])
+    write_entry(mine, override | {"examples": {"match": [f"RuntimeError: {marker}"], "no_match": ["ok"]}})
+    load_engine_kb([str(base)], include_shipped=False)
+    compiled = _compiled_patterns(monkeypatch)
+    kb, _ = load_engine_kb([str(base), str(mine)], include_shipped=False)
+    # The base directory's databases serve as they are: only the override's patterns are compiled.
+    assert compiled and all("TWO" in pattern for pattern in compiled)
+    assert [(e.id, e.layer, e.overridden) for e in kb.entries] == [
+        ("alpha", 0, False),
+        ("beta", 0, True),
+        ("gamma", 0, False),
+        ("beta", 1, False),
+    ]
+    scanner = Scanner(kb)
+    scanner.feed_text(
+        "RuntimeError: ZQX-BETA synthetic failure\nRuntimeError: ZQX-BETA-TWO synthetic failure\n"
+        "RuntimeError: ZQX-GAMMA synthetic failure\n"
+    )
+    found = {(d.id, d.category) for d in scanner.result().diagnoses}
+    assert found == {("beta", "other"), ("gamma", "segfault")}  # the old beta's line fires nothing

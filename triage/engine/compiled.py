@@ -92,6 +92,9 @@ class CompiledSignature:
     exclude_sources: tuple[str, ...]
     extract_sources: tuple[tuple[str, str | None, ExtractKind], ...]
     """(name, regex with one group, or None for a named group of the signature's regex, kind)."""
+    off: bool = False
+    """A signature of an entry that a later KB directory overrides: kept in its place, so that the
+    earlier directory's compiled databases still serve, but it confirms no line."""
 
     @cached_property
     def regex(self) -> re.Pattern[str] | None:
@@ -109,7 +112,7 @@ class CompiledSignature:
         )
 
     def excluded(self, text: str) -> bool:
-        return any(pattern.search(text) for pattern in self.excludes)
+        return self.off or any(pattern.search(text) for pattern in self.excludes)
 
 
 @dataclass(frozen=True)
@@ -143,9 +146,12 @@ class EntryCard:
     related: tuple[str, ...]
     layer: int = 0
     """Which loaded KB directory the entry came from (see `KnowledgeBase.layer_of`)."""
+    overridden: bool = False
+    """An entry a later directory replaces by id: its signatures are kept switched off (see
+    `CompiledSignature.off`); it never fires, lends no neighbour lines and no advice."""
 
     @classmethod
-    def of(cls, entry: Entry, layer: int = 0) -> EntryCard:
+    def of(cls, entry: Entry, layer: int = 0, *, overridden: bool = False) -> EntryCard:
         return cls(
             id=entry.id,
             category=entry.category,
@@ -171,6 +177,7 @@ class EntryCard:
             references=tuple(ref.model_dump(mode="json") for ref in entry.references),
             related=tuple(entry.related),
             layer=layer,
+            overridden=overridden,
         )
 
 
@@ -235,7 +242,7 @@ class CompiledKB:
 
 
 def _compile_signature(
-    index: int, entry_index: int, cause: str | None, sig: Signature, *, against: bool = False
+    index: int, entry_index: int, cause: str | None, sig: Signature, *, against: bool = False, off: bool = False
 ) -> CompiledSignature:
     regex_source = re.escape(sig.text) if sig.text is not None else sig.regex
     extract: list[tuple[str, str | None, ExtractKind]] = []
@@ -256,6 +263,7 @@ def _compile_signature(
         fuzzy_template=template(sig.fuzzy) if sig.fuzzy is not None else None,
         exclude_sources=tuple(sig.exclude),
         extract_sources=tuple(extract),
+        off=off,
     )
 
 
@@ -263,22 +271,28 @@ def compile_kb(kb: KnowledgeBase) -> CompiledKB:
     # Directory by directory: the signatures of the shipped KB then keep their numbers when user
     # entries are added, and its compiled databases serve any KB set that includes it (see
     # `triage.engine.hs_parts`).
-    models = sorted(kb.entries.values(), key=lambda e: (kb.layer_of.get(e.id, 0), e.id))
+    # An entry a later directory overrides keeps its place, switched off: the earlier directory's
+    # run of patterns is then the same with or without the override (`KnowledgeBase.overridden`).
+    placed = [(kb.layer_of.get(e.id, 0), e.id, False, e) for e in kb.entries.values()]
+    placed += [(layer, e.id, True, e) for e, layer in kb.overridden]
+    placed.sort(key=lambda item: item[:2])
     signatures: list[CompiledSignature] = []
-    for entry_index, entry in enumerate(models):
+    for entry_index, (_, _, off, entry) in enumerate(placed):
         for sig in entry.signatures:
-            signatures.append(_compile_signature(len(signatures), entry_index, None, sig))
+            signatures.append(_compile_signature(len(signatures), entry_index, None, sig, off=off))
         for cause in entry.causes:
             for sig in cause.evidence:
-                signatures.append(_compile_signature(len(signatures), entry_index, cause.id, sig))
+                signatures.append(_compile_signature(len(signatures), entry_index, cause.id, sig, off=off))
             for sig in cause.against:
-                signatures.append(_compile_signature(len(signatures), entry_index, cause.id, sig, against=True))
+                signatures.append(
+                    _compile_signature(len(signatures), entry_index, cause.id, sig, against=True, off=off)
+                )
     return CompiledKB(
-        entries=tuple(EntryCard.of(entry, kb.layer_of.get(entry.id, 0)) for entry in models),
+        entries=tuple(EntryCard.of(entry, layer, overridden=off) for layer, _, off, entry in placed),
         signatures=tuple(signatures),
         exact=tuple(s.index for s in signatures if s.kind != "fuzzy"),
         fuzzy=tuple(s.index for s in signatures if s.kind == "fuzzy"),
-        neighbours=_neighbours(models, kb.neighbours),
+        neighbours=_neighbours([entry for _, _, off, entry in placed if not off], kb.neighbours),
         codes=tuple(sorted(kb.codes, key=lambda row: "*" in row[0])),
         cases=tuple((row[0], row[1], row[2], row[3]) for row in kb.cases),
     )

@@ -23,7 +23,7 @@ from triage.kb.cache_files import cache_dir, code_version, read_own, write_atomi
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import CASES_FILE, CODES_FILE, NEIGHBOURS_FILE
 
-FORMAT = 7
+FORMAT = 8
 """Bumped when the layout or the meaning of a cached database changes; 1 was the pickle format,
 2 held cause-evidence patterns in the main prefilter database, 3 had no digit reads, 4 held the
 databases as base64 inside the JSON, 5 one database per prefilter set (not one per KB directory),

@@ -272,7 +272,11 @@ def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
     wanted = guess.entries[0][0]
     # Advice from an entry of another family than the one named would contradict the heading.
     return next(
-        (index for index, entry in enumerate(kb.entries) if entry.id == wanted and entry.category == guess.category),
+        (
+            index
+            for index, entry in enumerate(kb.entries)
+            if entry.id == wanted and entry.category == guess.category and not entry.overridden
+        ),
         None,
     )
 

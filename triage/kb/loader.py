@@ -98,6 +98,9 @@ class KnowledgeBase:
     where it is loaded): the compiled KB keeps each directory's signatures together."""
     cases: list[tuple[str, ...]] = field(default_factory=list)
     """(label, thread URL, root cause, confirmed fix or "") rows from each dir's cases file."""
+    overridden: list[tuple[Entry, int]] = field(default_factory=list)
+    """(entry, layer) of each entry a later directory replaced by id: the compiled KB keeps its
+    signatures in place, switched off, so that its directory's compiled databases still serve."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -248,6 +251,7 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
     codes: list[tuple[str, str, str]] = []
     cases: list[tuple[str, ...]] = []
     layer_of: dict[str, int] = {}
+    overridden: list[tuple[Entry, int]] = []
     for layer, directory in enumerate(dirs):
         if not directory.is_dir():
             missing = KBError(directory, None, "KB directory does not exist")
@@ -260,13 +264,16 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
             raise errors_here[0]
         errors += errors_here
         for loaded in loaded_here:
+            replaced = entries.get(loaded.entry.id)
+            if replaced is not None:
+                overridden.append((replaced, layer_of[loaded.entry.id]))
             entries[loaded.entry.id] = loaded.entry
             sources[loaded.entry.id] = loaded
             layer_of[loaded.entry.id] = layer
         neighbours += read_table(directory / NEIGHBOURS_FILE)
         codes = read_table(directory / CODES_FILE) + codes
         cases += read_rows(directory / CASES_FILE, 4)
-    return KnowledgeBase(entries, sources, neighbours, codes, layer_of, cases), errors
+    return KnowledgeBase(entries, sources, neighbours, codes, layer_of, cases, overridden), errors
 
 
 def _entries_of(directory: Path) -> tuple[list[LoadedEntry], list[KBError]]:
