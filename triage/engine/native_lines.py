@@ -72,10 +72,10 @@ class NativeLines:
         self._groups: list[frozenset[int]] = []
         """The entries that the lines of a group of cause shapes support."""
         self._fresh: list[Fresh] = []
+        """The first lines of the last block's new shapes, to register once the scanner has matched them."""
         self._matched: dict[int, Fresh] = {}
         """What the first lines of the block's new shapes matched, by where they start, when
         `_quiet_first` matched them already."""
-        """The first lines of the last block's new shapes, to register once the scanner has matched them."""
 
     def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         seen = self._table.classify(block, *span)
