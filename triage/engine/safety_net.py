@@ -205,16 +205,19 @@ def _quiet_failure(unclaimed: UnclaimedErrors) -> tuple[list[ErrorLine], str | N
     for source, tail in unclaimed.tails.items():
         at = looped_output([text for _, text in tail])
         if at is not None:
-            number, text = tail[at]
-            line = EvidenceLine(source=source, line=number, text=text.strip()[:500])
-            return [ErrorLine(order=0, kind=TRACEBACK, line=line, message=message_of(text))], DEGENERATE
+            return [_tail_line(source, *tail[at])], DEGENERATE
     for kind, lines, found in ((DEGENERATE, None, degenerate_text), (STALL, STALL_LINES, stall_category)):
         for source, tail in unclaimed.tails.items():
             for number, text in reversed(tail[-lines:] if lines else tail):
                 if found(text):
-                    line = EvidenceLine(source=source, line=number, text=text.strip()[:500])
-                    return [ErrorLine(order=0, kind=TRACEBACK, line=line, message=message_of(text))], kind
+                    return [_tail_line(source, number, text)], kind
     return [], None
+
+
+def _tail_line(source: str, number: int, text: str) -> ErrorLine:
+    """A line of a log's end that shows it failed, as the lead of a guess."""
+    line = EvidenceLine(source=source, line=number, text=text.strip()[:500])
+    return ErrorLine(order=0, kind=TRACEBACK, line=line, message=message_of(text))
 
 
 def _cut_traceback(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
