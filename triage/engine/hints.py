@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from triage.engine.unclaimed import TAIL_LINES
+
 CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
     (
         "npu_oom",
@@ -95,19 +97,17 @@ def degenerate_text(text: str) -> bool:
     return _REPEATED_CJK.search(text) is not None
 
 
-LOOP_LINES = 6
-"""The fewest last lines that show output printed in a loop (see `looped_output`): all that the
-scan keeps of a log's end (`triage.engine.unclaimed.TAIL_LINES`)."""
 _LOG_MARKS = re.compile(r"[\d\[\]:|=<>{}()/\\#@]")
 """What a logger's line, a path, a banner or a counter carries, and generated text does not."""
 
 
 def looped_output(tail: list[str]) -> int | None:
     """Where (an index into `tail`) the last lines show generated text stuck in a loop, one
-    repeat per line: most of the last non-blank lines are one short line of words that carries
-    nothing a logger, a path or a counter writes. None when they do not."""
-    last = [(n, text.strip()) for n, text in enumerate(tail) if text.strip()][-2 * LOOP_LINES :]
-    if len(last) < LOOP_LINES:
+    repeat per line: most of the last non-blank lines (as many as the scan keeps of a log's end) are
+    one short line of words that carries nothing a logger, a path or a counter writes. None when
+    they do not."""
+    last = [(n, text.strip()) for n, text in enumerate(tail) if text.strip()][-TAIL_LINES:]
+    if len(last) < TAIL_LINES:
         return None
     counts: dict[str, int] = {}
     for _, text in last:
