@@ -361,12 +361,13 @@ def entries_citing(kb: CompiledKB) -> dict[str, tuple[int, ...]]:
 
 def _without(kb: CompiledKB, own: str, entries: tuple[int, ...]) -> CompiledKB:
     """The KB without a case's own neighbour lines and, switched off, the given entries: their
-    signatures exclude every line and their examples are no neighbours."""
+    signatures confirm no line (as an overridden entry's, `CompiledSignature.off`) and their
+    examples are no neighbours."""
     labels = frozenset([own, *(f"entry:{kb.entries[index].id}" for index in entries)])
     if not entries:
         return kb.without_neighbours(labels)
     off = set(entries)
-    signatures = tuple(dataclasses.replace(s, exclude_sources=("",)) if s.entry in off else s for s in kb.signatures)
+    signatures = tuple(dataclasses.replace(s, off=True) if s.entry in off else s for s in kb.signatures)
     return kb.without_neighbours(labels, signatures=signatures)
 
 
