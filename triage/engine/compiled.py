@@ -12,7 +12,7 @@ from typing import Any
 
 from triage.engine.codes import CodeRow, CodeTable
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.nearest import FRAMES_SUFFIX, WRAPPER, Neighbour, NeighbourIndex, ReportedCase, informative
+from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex, ReportedCase, informative
 from triage.engine.normalize import template
 
 if TYPE_CHECKING:
@@ -217,8 +217,7 @@ class CompiledKB:
         index = self.neighbour_index.without(labels)
         if index is self.neighbour_index and not changes:
             return self
-        neighbours = tuple(n for n in self.neighbours if n[2].removesuffix(FRAMES_SUFFIX) not in labels)
-        kept = replace(self, neighbours=neighbours, **changes)
+        kept = replace(self, neighbours=index.documents, **changes)
         vars(kept)["neighbour_index"] = index  # seeds the cached_property
         return kept
 

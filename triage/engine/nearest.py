@@ -103,6 +103,11 @@ class NeighbourIndex:
         self._documents = neighbours
         self._cases = {case[0]: case for case in cases}
 
+    @property
+    def documents(self) -> tuple[Neighbour, ...]:
+        """Every row the index was made of, traceback frames included."""
+        return self._documents
+
     def reported(self, label: str) -> ReportedCase | None:
         """What the thread of a corpus case (`case:<id>`) said, where the KB has it."""
         return self._cases.get(label)
@@ -148,7 +153,7 @@ class NeighbourIndex:
         cases = {
             label.removesuffix(FRAMES_SUFFIX): category
             for _, category, label in self._documents
-            if label.startswith("case:") and category not in (WRAPPER, HEALTHY)
+            if _reported_failure(category, label)
         }
         counts = Counter(cases.values())
         total = sum(counts.values())
@@ -241,12 +246,18 @@ class NeighbourIndex:
         )
 
 
+def _reported_failure(category: str, label: str) -> bool:
+    """Whether a row comes from a corpus case of a failure (not a KB example, a wrapper's line or a
+    healthy run's)."""
+    return label.startswith("case:") and category not in (WRAPPER, HEALTHY)
+
+
 def _ambiguous_as_wrappers(lines: tuple[Neighbour, ...]) -> tuple[Neighbour, ...]:
     """The lines with those that reported failures of AMBIGUOUS_FAMILIES families or more print
     relabelled as wrappers' lines: a message closest to one says nothing of its family."""
     families: dict[str, set[str]] = defaultdict(set)
     for masked, category, label in lines:
-        if label.startswith("case:") and category not in (WRAPPER, HEALTHY):
+        if _reported_failure(category, label):
             families[masked].add(category)
     return tuple(
         (masked, WRAPPER, label) if len(families.get(masked, ())) >= AMBIGUOUS_FAMILIES else (masked, category, label)
