@@ -105,6 +105,19 @@ class KnowledgeBase:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def add(self, loaded: LoadedEntry, layer: int) -> None:
+        """Put in an entry of the directory at `layer`. One that replaces an entry of an earlier
+        directory by id keeps that entry as overridden; the same file put in again keeps its place."""
+        entry_id = loaded.entry.id
+        known = self.sources.get(entry_id)
+        if known is not None and known.path.resolve() == loaded.path.resolve():
+            layer = self.layer_of[entry_id]
+        elif known is not None:
+            self.overridden.append((self.entries[entry_id], self.layer_of[entry_id]))
+        self.entries[entry_id] = loaded.entry
+        self.sources[entry_id] = loaded
+        self.layer_of[entry_id] = layer
+
     def get(self, entry_id: str) -> Entry | None:
         return self.entries.get(entry_id)
 
@@ -244,14 +257,8 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
     Within one dir a duplicate id is an error. With strict=False a bad file is skipped and reported
     in the returned error list, so one malformed user entry cannot take the whole tool down.
     """
-    entries: dict[str, Entry] = {}
-    sources: dict[str, LoadedEntry] = {}
+    kb = KnowledgeBase({}, {})
     errors: list[KBError] = []
-    neighbours: list[tuple[str, str, str]] = []
-    codes: list[tuple[str, str, str]] = []
-    cases: list[tuple[str, ...]] = []
-    layer_of: dict[str, int] = {}
-    overridden: list[tuple[Entry, int]] = []
     for layer, directory in enumerate(dirs):
         if not directory.is_dir():
             missing = KBError(directory, None, "KB directory does not exist")
@@ -264,16 +271,11 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
             raise errors_here[0]
         errors += errors_here
         for loaded in loaded_here:
-            replaced = entries.get(loaded.entry.id)
-            if replaced is not None:
-                overridden.append((replaced, layer_of[loaded.entry.id]))
-            entries[loaded.entry.id] = loaded.entry
-            sources[loaded.entry.id] = loaded
-            layer_of[loaded.entry.id] = layer
-        neighbours += read_table(directory / NEIGHBOURS_FILE)
-        codes = read_table(directory / CODES_FILE) + codes
-        cases += read_rows(directory / CASES_FILE, 4)
-    return KnowledgeBase(entries, sources, neighbours, codes, layer_of, cases, overridden), errors
+            kb.add(loaded, layer)
+        kb.neighbours += read_table(directory / NEIGHBOURS_FILE)
+        kb.codes = read_table(directory / CODES_FILE) + kb.codes
+        kb.cases += read_rows(directory / CASES_FILE, 4)
+    return kb, errors
 
 
 def _entries_of(directory: Path) -> tuple[list[LoadedEntry], list[KBError]]:

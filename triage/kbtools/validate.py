@@ -70,16 +70,10 @@ def build_context(targets: list[Target], context_dirs: list[Path], baselines: Ba
     dirs = [d for d in context_dirs if d.is_dir()]
     kb, _ = load_kb(dirs, strict=False)
     for target in targets:
-        # A new entry, or one that overrides an entry of the KB by id, is a directory of its own,
-        # after the others: their signatures keep their numbers (an overridden one stays in place,
-        # switched off), so their compiled databases are reused and only the target's are compiled.
-        known = kb.sources.get(target.entry.id)
-        if known is not None and known.path.resolve() != target.loaded.path.resolve():
-            kb.overridden.append((kb.entries[target.entry.id], kb.layer_of[target.entry.id]))
-            kb.layer_of[target.entry.id] = len(dirs)
-        kb.entries[target.entry.id] = target.entry
-        kb.sources[target.entry.id] = target.loaded
-        kb.layer_of.setdefault(target.entry.id, len(dirs))
+        # The targets are a directory of their own, after the others: their signatures keep their
+        # numbers (an entry a target overrides stays in place, switched off), so their compiled
+        # databases are reused and only the targets' are compiled.
+        kb.add(target.loaded, len(dirs))
     return Context(targets=targets, kb=kb, baselines=baselines)
 
 
