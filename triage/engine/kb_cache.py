@@ -27,7 +27,7 @@ FORMAT = 8
 """Bumped when the layout or the meaning of a cached database changes; 1 was the pickle format,
 2 held cause-evidence patterns in the main prefilter database, 3 had no digit reads, 4 held the
 databases as base64 inside the JSON, 5 one database per prefilter set (not one per KB directory),
-6 no reported cases."""
+6 no reported cases, 7 no overridden entries kept switched off."""
 MAX_FILES = 8
 MAX_TOTAL_BYTES = 64 << 20
 Payload = tuple[CompiledKB, list[str]]
