@@ -116,6 +116,12 @@ def test_a_log_that_ends_while_capturing_is_a_stall(scan_text):
         'run 1 text: \'/"bre"The"**"*}*}*}*}*}*}*}*}*}*}*}*}*}*}\'',
         '{"text":"\\n)),)_)))\\".\\".\\".\\".\\".\\".\\".\\".\\"....","finish_reason":"length"}',
         "输出：的的的的的的的的的的的的的的",
+        # vllm-project/vllm-ascend#463, as pasted: wrong logits decoded into a soup of writing systems
+        "Prompt: 'Hello, my name is', Generated text: 'vertisementclosed:\".$ adhere sustained ה Various草肉 "
+        "acheter逐渐 nextState_language recommending出品 Clause'",
+        # vllm-project/vllm-ascend#883, as pasted (shortened): a model stuck on one token
+        '{"choices":[{"index":0,"text":"\\n)),)_)))\\".\\".\\".\\".\\"' + "." * 40 + '","finish_reason":"length"}]}',
+        "output: " + "!" * 30,
     ],
 )
 def test_output_that_repeats_itself_is_degenerate(line):
@@ -132,6 +138,9 @@ def test_output_that_repeats_itself_is_degenerate(line):
         "token_ids: [9, 92, 9, 92, 9, 92, 9, 92, 9, 92, 9, 92, 9, 92, 9, 92, 9, 92]",
         "Prompt: 'Hello, my name is', Generated text: ' Anna and I live in Paris with my family.'",
         "------------------------------------------------------------",
+        "Loading checkpoint shards ........................................ done",
+        "Prompt: 'Translate: good morning', Generated text: ' Bonjour! In Japanese: おはよう, in Chinese: 早上好.'",
+        "Generated text: ' 北京是中国的首都 (Beijing is the capital of China), 上海 is its largest city.'",
     ],
 )
 def test_paths_banners_progress_and_numbers_are_not_degenerate(line):

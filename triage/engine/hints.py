@@ -85,16 +85,59 @@ _PATH_SYMBOLS = frozenset("./\\-=_")
 """What `../../../` and `-=-=-=` are made of: paths and banners, not generated text."""
 
 
+_GENERATED = re.compile(
+    r"generated[ _]text|[\"']?\b(?:text|content|output|response|answer|completion)[\"']?\s*[:=]|输出|回答|回复",
+    re.IGNORECASE,
+)
+"""Where a line hands over text a model generated: a serving log's `Generated text: '...'`, an
+OpenAI-style JSON `"text":"..."`, a demo's `output: ...`."""
+_ONE_SYMBOL_RUN = re.compile(r"([^\w\s])\1{23,}")
+"""One symbol 24 times in a row: a banner outside generated text, a model stuck on one token inside it."""
+_SCRIPTS = re.compile(
+    "|".join(
+        f"({letters}+)"
+        for letters in (
+            "[A-Za-z\u00c0-\u024f]",  # Latin
+            "[\u0370-\u03ff]",  # Greek
+            "[\u0400-\u04ff]",  # Cyrillic
+            "[\u0590-\u05ff]",  # Hebrew
+            "[\u0600-\u06ff]",  # Arabic
+            "[\u0900-\u097f]",  # Devanagari
+            "[\u0e00-\u0e7f]",  # Thai
+            "[\u1100-\u11ff\uac00-\ud7af]",  # Hangul
+            "[\u3040-\u30ff]",  # Kana
+            "[\u3400-\u4dbf\u4e00-\u9fff]",  # CJK ideographs
+        )
+    )
+)
+MIXED_SCRIPTS = 3
+SCRIPT_SWITCHES = 5
+"""Generated text that hops between three writing systems five times in one line is token soup
+(wrong logits decoded), not a translation: real bilingual output keeps to two and switches rarely."""
+
+
 def degenerate_text(text: str) -> bool:
     """Whether a line holds generated text gone degenerate: a phrase of words (not numbers), a mix
-    of symbols (not a path or a banner) or CJK characters repeated over and over."""
+    of symbols (not a path or a banner) or CJK characters repeated over and over; or, where the line
+    hands over generated text, one symbol repeated or a soup of writing systems."""
     if any(re.search(r"[^\W\d_]", m.group(1)) for m in _REPEATED_PHRASE.finditer(text)):
         return True
     if any(
         len(set(unit := m.group(1))) >= 2 and not set(unit) <= _PATH_SYMBOLS for m in _REPEATED_SYMBOLS.finditer(text)
     ):
         return True
-    return _REPEATED_CJK.search(text) is not None
+    if _REPEATED_CJK.search(text) is not None:
+        return True
+    generated = _GENERATED.search(text)
+    return generated is not None and _garbled(text[generated.end() :])
+
+
+def _garbled(generated: str) -> bool:
+    if _ONE_SYMBOL_RUN.search(generated):
+        return True
+    scripts = [m.lastindex for m in _SCRIPTS.finditer(generated)]
+    switches = sum(1 for before, after in zip(scripts, scripts[1:]) if before != after)
+    return len(set(scripts)) >= MIXED_SCRIPTS and switches >= SCRIPT_SWITCHES
 
 
 _LOG_MARKS = re.compile(r"[\d\[\]:|=<>{}()/\\#@]")
