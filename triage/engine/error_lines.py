@@ -37,11 +37,15 @@ _SIGNAL = re.compile(
     r"fatal python error|terminate called|double free|corrupted (?:size|double-linked)|"
     r"signal\s*:?\s*(?:6|7|9|11)\b|\bkilled\b.*\b(?:signal|oom)|oom-kill)"
 )
+_GLOG_LEVEL = r"(?:^|(?<=[\s\]:]))\[?[{levels}]\d{{4}}(?:\d{{4}})? \d{{2}}:\d{{2}}:\d{{2}}"
+"""glog's and PyTorch C++'s severity letter glued to the date: `E1208 11:52:44.736321 69197 file.cc:96]`,
+`[E1208 11:52:44.736321597 ProcessGroupNCCL.cpp:616]`, xLLM's `E20251208 ...`."""
 _LEVEL = re.compile(
     r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
+    r"|\[(?:error|critical|fatal)\]|" + _GLOG_LEVEL.format(levels="EF")
 )
-_QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I)\]|\b(?:INFO|DEBUG)\b")
+_QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I|info|debug)\]|\b(?:INFO|DEBUG)\b|" + _GLOG_LEVEL.format(levels="ID"))
 """A logger's level that says its line is no error: a symptom's word there is not one."""
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 _SYMPTOM = re.compile(
@@ -75,6 +79,9 @@ _PREFIX = re.compile(
     r"|\[(?:rank|default|RANK)\s*\d+\]:?"  # torchrun
     r"|\[\d+,\d+\]<std(?:out|err)>:"  # mpirun
     r"|\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|E|W|I)\]"
+    r"|\[(?:error|warning|warn|info|debug|critical|trace|fatal)\]"  # spdlog (ATB, xLLM): [error]
+    r"|\[?[EWIFD]\d{4}(?:\d{4})? \d{2}:\d{2}:\d{2}(?:\.\d+)?(?:\s+\d+)? [\w.-]+:\d+\]"  # glog, PyTorch C++
+    r"|\[\d+\]"  # spdlog's thread id
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b:?"
     r"|\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]"  # [multiproc_worker_utils.py:238]
     r"|\[[A-Z]{1,8}\]"  # [PID] [TBE] [ASCEND]
