@@ -52,6 +52,19 @@ from triage.results import Diagnosis, EvidenceLine
         ("test_kernel.py::test_split_qkv FAILED", LEVEL, None),
         ("NameError('loop_x0 is not defined')", EXCEPTION, "NameError('loop_x0 is not defined')"),
         ('    raise ValueError("bad shape")', None, None),
+        # xllm-ai/xllm#498, as pasted: glog's severity letter glued to the date, spdlog's lowercase level
+        (
+            "E20251208 11:52:44.736321 69197 npu_word_embedding_impl.cpp:96] node.operation is null",
+            LEVEL,
+            "node.operation is null",
+        ),
+        (
+            "[2025-12-08 11:52:44.735471] [error] [69197] [operation_util.h:156] rankSize [16] is invalid",
+            LEVEL,
+            "rankSize [16] is invalid",
+        ),
+        ("[rank0]:[E1208 11:52:44.736321597 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught a timeout", LEVEL, None),
+        ("ACL error, the error code is : 500001.", CODE, None),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):
@@ -72,6 +85,8 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "(EngineCore_3 pid=302616) INFO 08-13 02:24:45 [platform.py:162] PIECEWISE compilation enabled on NPU."
         " use_inductor not supported - using only ACL Graph mode",
         "[2025-01-01 10:00:00] [DEBUG] retrying after a timed out probe",
+        "I20251208 11:52:33.906306 69771 hf_model_loader.cpp:65] shard 2 read timed out, retrying",
+        "[2025-12-08 11:52:44.735471] [info] [69197] [server.h:12] retry after timed out request",
     ],
 )
 def test_lines_that_are_not_errors(line):
@@ -93,6 +108,14 @@ def test_unknown_library_error_gets_a_guess_with_next_steps(scan_text):
     assert any(
         command.startswith("triage kb new --from test.log --lines 3-3") for fix in steps for command in fix.commands
     )
+
+
+def test_a_guess_is_titled_by_the_exception_and_what_it_says(scan_text):
+    result = scan_text(
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+        "  Value error, Model architectures ['FooForCausalLM'] failed to be inspected.\n"
+    )
+    assert result.diagnoses[0].title == "Unrecognised ValidationError: 1 validation error for ModelConfig"
 
 
 def test_no_error_means_no_diagnosis(scan_text):

@@ -243,7 +243,9 @@ def _title(lead: ErrorLine, quiet: str | None) -> str:
         return f"A traceback cut off before its error line: {lead.message[:80]}"
     name = exception_name(lead.message)
     if name:
-        return f"Unrecognised {name}: {lead.message[len(name) + 2 :][:90]}"
+        # After the exception's name as the message spells it, qualified or not (pydantic_core.….ValidationError).
+        said = lead.message.partition(f"{name}:")[2].strip() or lead.message
+        return f"Unrecognised {name}: {said[:90]}"
     return f"Unrecognised error: {lead.message[:100]}"
 
 
