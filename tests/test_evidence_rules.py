@@ -130,3 +130,22 @@ def test_healthy_log_with_random_metric_numbers_yields_no_confident_diagnosis(sc
     ]
     result = scan_text("\n".join(lines) + "\n")
     assert not [d.id for d in result.diagnoses if d.confidence >= 0.5]
+
+
+@pytest.mark.parametrize(
+    "code, cause",
+    [
+        ("4", "config-or-version-mismatch"),
+        ("7", "device-or-port-busy"),
+        ("9", "peer-failed-or-stuck"),
+        ("15", "runtime-device-id"),
+    ],
+)
+def test_an_hccl_return_code_decides_the_cause_whatever_the_prior(scan_text, code, cause):
+    line = (
+        "[rank1]: RuntimeError: HcclAllReduce:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:112"
+        f" HCCL function error: HcclAllReduce(inputs), error code is {code}\n"
+    )
+    [family] = [d for d in scan_text(line).diagnoses if d.id == "family-hccl-comm-failure"]
+    assert family.causes[0].id == cause
+    assert family.causes[0].probability > 0.5
