@@ -394,3 +394,10 @@ def test_a_line_that_failures_of_three_families_print_casts_no_vote():
     two = NeighbourIndex(((ambiguous, "segfault", "case:a"), (ambiguous, "npu_oom", "case:b")))
     guess = two.guess([("WorkerProc hit an exception.", 1.0)])
     assert guess is not None and guess.score == 100.0
+
+
+def test_a_log_of_glog_error_lines_gets_a_guess(scan_text):
+    # xllm-ai/xllm, as pasted: no error word, only glog's E severity letter glued to the date.
+    line = "E20251216 12:38:26.977864 1162857 npu_qwen3_moe_decoder_layer_impl.cpp:832] node.operation is null\n"
+    [guess, *_] = scan_text(line * 3).diagnoses
+    assert guess.guess and guess.title == "Unrecognised error: node.operation is null"

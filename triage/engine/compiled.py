@@ -67,6 +67,7 @@ TRIGGER_PATTERNS: tuple[str, ...] = (
 CASE_SENSITIVE_TRIGGERS: tuple[str, ...] = (
     r"\bE[A-Z0-9]\d{4}\b",  # CANN error codes: EZ1001, EI0002, E40021
     r"\bERR\d{5}\b",  # torch_npu error codes: ERR00100, ERR02200
+    r"(?:^|[\s\]:])\[?[EF]\d{4}(?:\d{4})? \d\d:\d\d:\d\d\.\d",  # glog's E / F lines: E1208 11:52:44.73 ...
 )
 """Upper-case codes. Case-insensitive, such a class-only pattern runs several times slower."""
 
