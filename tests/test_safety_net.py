@@ -133,6 +133,18 @@ def test_a_log_that_ends_while_capturing_is_a_stall(scan_text):
 
 
 @pytest.mark.parametrize(
+    "last",
+    [
+        "[ModelZoo-compile_time:0:00:00.000121]",  # mindspore-lab/mindaudio's healthy run, as pasted
+        "INFO 08-13 02:24:45 Graph capturing finished in 12 secs, took 0.50 GiB",
+        "INFO torch.compile takes 3.2 s in total for the initial compilation",
+    ],
+)
+def test_a_log_that_ends_on_work_finished_is_no_stall(scan_text, last):
+    assert scan_text(f"INFO load model\nINFO KV cache allocated\n{last}\n").diagnoses == []
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "Generated text: ' and the English and the English and the English and the English and the English and the English and the English'",

@@ -65,8 +65,19 @@ STALL_WORDS: tuple[tuple[str, str], ...] = (
 _STALLS = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in STALL_WORDS)
 
 
+_FINISHED = re.compile(
+    r"(?:compil\w*|captur\w*|warm ?up|graph)[\w ]{0,20}?(?:[ _]time\b|\btook\b|\btakes? \d|\bfinished\b|\bdone\b|\bcompleted?\b|"
+    r"\bsucce\w*|\bin \d|:\s*\d)",
+    re.IGNORECASE,
+)
+"""A banner that says the work finished, or how long it took ("compile_time:0:00:00.12", "Graph
+capturing finished in 12 secs"): the job went past it."""
+
+
 def stall_category(text: str) -> str | None:
     """The family of what a last line says the job was doing, or None for a line that is no stall."""
+    if _FINISHED.search(text):
+        return None
     return next((category for category, pattern in _STALLS if pattern.search(text)), None)
 
 
