@@ -9,8 +9,21 @@ start-up check. Each category's words are broad on purpose; they only break ties
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
 
 from triage.engine.unclaimed import TAIL_LINES
+
+
+def _lazy(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """A regex compiled on first use: only the safety net reads these, and most scans never reach it
+    (compiling them all took a tenth of the engine's import)."""
+    return cache(lambda: re.compile(pattern, flags))
+
+
+def _lazy_all(words: tuple[tuple[str, str], ...]) -> Callable[[], tuple[tuple[str, re.Pattern[str]], ...]]:
+    return cache(lambda: tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in words))
+
 
 CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
     (
@@ -53,7 +66,7 @@ CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
     ),
     ("other", r"\bp2p\b|\bsdma\b|driver internal|peer access|\bpcie\b|\becc\b|heartbeat lost|device lost"),
 )
-_COMPILED = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in CATEGORY_WORDS)
+_COMPILED = _lazy_all(CATEGORY_WORDS)
 STALL_WORDS: tuple[tuple[str, str], ...] = (
     ("dynamic_shape_compile", r"captur|compil|warm ?up|\bgraph"),
     (
@@ -62,10 +75,10 @@ STALL_WORDS: tuple[tuple[str, str], ...] = (
     ),
 )
 """A log that ends on one of these, with no error at all, stopped while doing it: a stall."""
-_STALLS = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in STALL_WORDS)
+_STALLS = _lazy_all(STALL_WORDS)
 
 
-_FINISHED = re.compile(
+_FINISHED = _lazy(
     r"(?:compil\w*|captur\w*|warm ?up|graph)[\w ]{0,20}?(?:[ _]time\b|\btook\b|\btakes? \d|\bfinished\b|\bdone\b|\bcompleted?\b|"
     r"\bsucce\w*|\bin \d|:\s*\d)",
     re.IGNORECASE,
@@ -76,35 +89,35 @@ capturing finished in 12 secs"): the job went past it."""
 
 def stall_category(text: str) -> str | None:
     """The family of what a last line says the job was doing, or None for a line that is no stall."""
-    if _FINISHED.search(text):
+    if _FINISHED().search(text):
         return None
-    return next((category for category, pattern in _STALLS if pattern.search(text)), None)
+    return next((category for category, pattern in _STALLS() if pattern.search(text)), None)
 
 
 def word_votes(text: str) -> dict[str, float]:
     """One vote for each category whose words the text holds, shared when several do."""
-    found = [category for category, pattern in _COMPILED if pattern.search(text)]
+    found = [category for category, pattern in _COMPILED() if pattern.search(text)]
     return {category: 1.0 / len(found) for category in found}
 
 
-_REPEATED_PHRASE = re.compile(r"((?:\w+[^\w\n]+){1,4}?)\1{5,}")
+_REPEATED_PHRASE = _lazy(r"((?:\w+[^\w\n]+){1,4}?)\1{5,}")
 """A phrase of one to four words six times in a row ("and the English and the English ...")."""
-_REPEATED_SYMBOLS = re.compile(r"([^\w\s]{2,4})\1{7,}")
+_REPEATED_SYMBOLS = _lazy(r"([^\w\s]{2,4})\1{7,}")
 """Two to four symbols eight times in a row ("}*}*}*}*"), mixed (a rule of one symbol is a separator)."""
-_REPEATED_CJK = re.compile(r"([\u4e00-\u9fff]{1,3})\1{5,}")
+_REPEATED_CJK = _lazy(r"([\u4e00-\u9fff]{1,3})\1{5,}")
 _PATH_SYMBOLS = frozenset("./\\-=_")
 """What `../../../` and `-=-=-=` are made of: paths and banners, not generated text."""
 
 
-_GENERATED = re.compile(
+_GENERATED = _lazy(
     r"generated[ _]text|[\"']?\b(?:text|content|output|response|answer|completion)[\"']?\s*[:=]|输出|回答|回复",
     re.IGNORECASE,
 )
 """Where a line hands over text a model generated: a serving log's `Generated text: '...'`, an
 OpenAI-style JSON `"text":"..."`, a demo's `output: ...`."""
-_ONE_SYMBOL_RUN = re.compile(r"([^\w\s])\1{23,}")
+_ONE_SYMBOL_RUN = _lazy(r"([^\w\s])\1{23,}")
 """One symbol 24 times in a row: a banner outside generated text, a model stuck on one token inside it."""
-_SCRIPTS = re.compile(
+_SCRIPTS = _lazy(
     "|".join(
         f"({letters}+)"
         for letters in (
@@ -131,27 +144,27 @@ def degenerate_text(text: str) -> bool:
     """Whether a line holds generated text gone degenerate: a phrase of words (not numbers), a mix
     of symbols (not a path or a banner) or CJK characters repeated over and over; or, where the line
     hands over generated text, one symbol repeated or a soup of writing systems."""
-    if any(re.search(r"[^\W\d_]", m.group(1)) for m in _REPEATED_PHRASE.finditer(text)):
+    if any(re.search(r"[^\W\d_]", m.group(1)) for m in _REPEATED_PHRASE().finditer(text)):
         return True
     if any(
-        len(set(unit := m.group(1))) >= 2 and not set(unit) <= _PATH_SYMBOLS for m in _REPEATED_SYMBOLS.finditer(text)
+        len(set(unit := m.group(1))) >= 2 and not set(unit) <= _PATH_SYMBOLS for m in _REPEATED_SYMBOLS().finditer(text)
     ):
         return True
-    if _REPEATED_CJK.search(text) is not None:
+    if _REPEATED_CJK().search(text) is not None:
         return True
-    generated = _GENERATED.search(text)
+    generated = _GENERATED().search(text)
     return generated is not None and _garbled(text[generated.end() :])
 
 
 def _garbled(generated: str) -> bool:
-    if _ONE_SYMBOL_RUN.search(generated):
+    if _ONE_SYMBOL_RUN().search(generated):
         return True
-    scripts = [m.lastindex for m in _SCRIPTS.finditer(generated)]
+    scripts = [m.lastindex for m in _SCRIPTS().finditer(generated)]
     switches = sum(1 for before, after in zip(scripts, scripts[1:]) if before != after)
     return len(set(scripts)) >= MIXED_SCRIPTS and switches >= SCRIPT_SWITCHES
 
 
-_LOG_MARKS = re.compile(r"[\d\[\]:|=<>{}()/\\#@]")
+_LOG_MARKS = _lazy(r"[\d\[\]:|=<>{}()/\\#@]")
 """What a logger's line, a path, a banner or a counter carries, and generated text does not."""
 
 
@@ -168,7 +181,7 @@ def looped_output(tail: list[str]) -> int | None:
         counts[text] = counts.get(text, 0) + 1
     top = max(counts, key=counts.__getitem__)
     looped = counts[top] >= 0.6 * len(last) and len(top) <= 60
-    if not looped or _LOG_MARKS.search(top) or not re.search(r"[^\W\d_]", top):
+    if not looped or _LOG_MARKS().search(top) or not re.search(r"[^\W\d_]", top):
         return None
     if top.endswith(("...", "…")) or stall_category(top):  # a job waiting on something says so
         return None
