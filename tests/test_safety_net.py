@@ -65,6 +65,18 @@ from triage.results import Diagnosis, EvidenceLine
         ),
         ("[rank0]:[E1208 11:52:44.736321597 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught a timeout", LEVEL, None),
         ("ACL error, the error code is : 500001.", CODE, None),
+        # Paddle-Lite's level prefix; a tqdm bar the error was glued to; a colour code a paste kept without its ESC
+        (
+            "[F 12/ 1 14:47:20.689 ...le-Lite/lite/kernels/nnadapter/engine.cc:294 Engine] Check failed: no device",
+            LEVEL,
+            "Check failed: no device",
+        ),
+        ("  0%|          | 0/50 [00:00<?, ?it/s].EZ9999: Inner Error!", CODE, "EZ9999: Inner Error!"),
+        (
+            "[0;36m(EngineCore_DP0 pid=224)[0;0m ERROR 03-03 10:59:11 [core.py:938] EngineCore failed to start.",
+            LEVEL,
+            "EngineCore failed to start.",
+        ),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):

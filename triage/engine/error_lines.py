@@ -43,7 +43,7 @@ _GLOG_LEVEL = r"(?:^|(?<=[\s\]:]))\[?[{levels}]\d{{4}}(?:\d{{4}})? \d{{2}}:\d{{2
 _LEVEL = re.compile(
     r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
-    r"|\[(?:error|critical|fatal)\]|" + _GLOG_LEVEL.format(levels="EF")
+    r"|\[(?:error|critical|fatal)\]|\[[FE]\s+\d{1,2}/\s?\d{1,2} \d\d:\d\d:\d\d|" + _GLOG_LEVEL.format(levels="EF")
 )
 _QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I|info|debug)\]|\b(?:INFO|DEBUG)\b|" + _GLOG_LEVEL.format(levels="ID"))
 """A logger's level that says its line is no error: a symptom's word there is not one."""
@@ -82,6 +82,9 @@ _PREFIX = re.compile(
     r"|\[(?:error|warning|warn|info|debug|critical|trace|fatal)\]"  # spdlog (ATB, xLLM): [error]
     r"|\[?[EWIFD]\d{4}(?:\d{4})? \d{2}:\d{2}:\d{2}(?:\.\d+)?(?:\s+\d+)? [\w.-]+:\d+\]"  # glog, PyTorch C++
     r"|\[\d+\]"  # spdlog's thread id
+    r"|\x1b?\[\d+(?:;\d+)*m"  # a colour code, or what a paste keeps of one without its ESC: [0;36m
+    r"|\[[FEWI]\s+\d{1,2}/\s?\d{1,2} \d\d:\d\d:\d\d\.\d+ [^\]\n]*\]"  # Paddle-Lite: [F 12/ 1 14:47:20.689 ...cc:294 Engine]
+    r"|\d{1,3}%\|[^|\n]{0,400}\|\s*\d+/\d+\s*\[[^\]\n]{0,80}\]\.?"  # a tqdm bar the next output was glued to
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b:?"
     r"|\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]"  # [multiproc_worker_utils.py:238]
     r"|\[[A-Z]{1,8}\]"  # [PID] [TBE] [ASCEND]
