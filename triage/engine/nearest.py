@@ -98,10 +98,23 @@ SET_FLOOR = (MIN_SCORE - RATIO_WEIGHT * 100.0) / SET_WEIGHT - 1.0
 
 class NeighbourIndex:
     def __init__(self, neighbours: tuple[Neighbour, ...], cases: tuple[ReportedCase, ...] = ()) -> None:
-        self._neighbours = _ambiguous_as_wrappers(tuple(n for n in neighbours if not n[2].endswith(FRAMES_SUFFIX)))
+        lines = tuple(n for n in neighbours if not n[2].endswith(FRAMES_SUFFIX))
+        self._set(neighbours, lines, _failure_families(lines), {case[0]: case for case in cases})
+
+    def _set(
+        self,
+        documents: tuple[Neighbour, ...],
+        lines: tuple[Neighbour, ...],
+        families: dict[str, Counter[str]],
+        cases: dict[str, ReportedCase],
+        relabelled: tuple[Neighbour, ...] | None = None,
+    ) -> None:
+        self._documents = documents
+        self._lines = lines
+        self._families = families
+        self._neighbours = relabelled if relabelled is not None else _ambiguous_as_wrappers(lines, families)
         self._templates = [n[0] for n in self._neighbours]
-        self._documents = neighbours
-        self._cases = {case[0]: case for case in cases}
+        self._cases = cases
 
     @property
     def documents(self) -> tuple[Neighbour, ...]:
@@ -123,7 +136,16 @@ class NeighbourIndex:
         if not gone:
             return self
         kept = tuple(n for n in self._documents if n[2].removesuffix(FRAMES_SUFFIX) not in labels)
-        index = NeighbourIndex(kept, tuple(self._cases.values()))
+        # Only the lines the dropped documents print can change their wrapper reading: the others
+        # keep this index's, without counting every line's families again.
+        families = dict(self._families)
+        changed = _failure_families(n for n in gone if not n[2].endswith(FRAMES_SUFFIX))
+        for masked, gone_families in changed.items():
+            families[masked] = families[masked] - gone_families
+        kept_lines = [(line, n) for line, n in zip(self._lines, self._neighbours) if line[2] not in labels]
+        relabelled = tuple(_as_wrapper(line, families) if line[0] in changed else n for line, n in kept_lines)
+        index = NeighbourIndex.__new__(NeighbourIndex)
+        index._set(kept, tuple(line for line, _ in kept_lines), families, self._cases, relabelled)
         counts, _, _ = self._word_model
         less = dict(counts)  # only the families of the dropped documents are copied and counted down
         for category, words in _documents(gone).values():
@@ -252,17 +274,24 @@ def _reported_failure(category: str, label: str) -> bool:
     return label.startswith("case:") and category not in (WRAPPER, HEALTHY)
 
 
-def _ambiguous_as_wrappers(lines: tuple[Neighbour, ...]) -> tuple[Neighbour, ...]:
-    """The lines with those that reported failures of AMBIGUOUS_FAMILIES families or more print
-    relabelled as wrappers' lines: a message closest to one says nothing of its family."""
-    families: dict[str, set[str]] = defaultdict(set)
+def _failure_families(lines: Iterable[Neighbour]) -> dict[str, Counter[str]]:
+    """Per line text, how many lines of reported failures of each family print it."""
+    families: dict[str, Counter[str]] = defaultdict(Counter)
     for masked, category, label in lines:
         if _reported_failure(category, label):
-            families[masked].add(category)
-    return tuple(
-        (masked, WRAPPER, label) if len(families.get(masked, ())) >= AMBIGUOUS_FAMILIES else (masked, category, label)
-        for masked, category, label in lines
-    )
+            families[masked][category] += 1
+    return dict(families)
+
+
+def _ambiguous_as_wrappers(lines: tuple[Neighbour, ...], families: dict[str, Counter[str]]) -> tuple[Neighbour, ...]:
+    """The lines with those that reported failures of AMBIGUOUS_FAMILIES families or more print
+    relabelled as wrappers' lines: a message closest to one says nothing of its family."""
+    return tuple(_as_wrapper(line, families) for line in lines)
+
+
+def _as_wrapper(line: Neighbour, families: dict[str, Counter[str]]) -> Neighbour:
+    masked, category, label = line
+    return (masked, WRAPPER, label) if len(families.get(masked, ())) >= AMBIGUOUS_FAMILIES else line
 
 
 def _documents(rows: Iterable[Neighbour]) -> dict[str, tuple[str, set[str]]]:
