@@ -37,13 +37,16 @@ _SIGNAL = re.compile(
     r"fatal python error|terminate called|double free|corrupted (?:size|double-linked)|"
     r"signal\s*:?\s*(?:6|7|9|11)\b|\bkilled\b.*\b(?:signal|oom)|oom-kill)"
 )
-_GLOG_LEVEL = r"(?:^|(?<=[\s\]:]))\[?[{levels}]\d{{4}}(?:\d{{4}})? \d{{2}}:\d{{2}}:\d{{2}}"
+_GLOG_STAMP = r"\[?[{levels}]\d{{4}}(?:\d{{4}})? \d{{2}}:\d{{2}}:\d{{2}}"
 """glog's and PyTorch C++'s severity letter glued to the date: `E1208 11:52:44.736321 69197 file.cc:96]`,
 `[E1208 11:52:44.736321597 ProcessGroupNCCL.cpp:616]`, xLLM's `E20251208 ...`."""
+_GLOG_LEVEL = r"(?:^|(?<=[\s\]:]))" + _GLOG_STAMP
+_PADDLE_STAMP = r"\[[{levels}]\s+\d{{1,2}}/\s?\d{{1,2}} \d\d:\d\d:\d\d"
+"""Paddle-Lite's level and date: `[F 12/ 1 14:47:20.689 ...cc:294 Engine]`."""
 _LEVEL = re.compile(
     r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
-    r"|\[(?:error|critical|fatal)\]|\[[FE]\s+\d{1,2}/\s?\d{1,2} \d\d:\d\d:\d\d|" + _GLOG_LEVEL.format(levels="EF")
+    r"|\[(?:error|critical|fatal)\]|" + _PADDLE_STAMP.format(levels="FE") + "|" + _GLOG_LEVEL.format(levels="EF")
 )
 _QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I|info|debug)\]|\b(?:INFO|DEBUG)\b|" + _GLOG_LEVEL.format(levels="ID"))
 """A logger's level that says its line is no error: a symptom's word there is not one."""
@@ -80,10 +83,10 @@ _PREFIX = re.compile(
     r"|\[\d+,\d+\]<std(?:out|err)>:"  # mpirun
     r"|\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|E|W|I)\]"
     r"|\[(?:error|warning|warn|info|debug|critical|trace|fatal)\]"  # spdlog (ATB, xLLM): [error]
-    r"|\[?[EWIFD]\d{4}(?:\d{4})? \d{2}:\d{2}:\d{2}(?:\.\d+)?(?:\s+\d+)? [\w.-]+:\d+\]"  # glog, PyTorch C++
+    r"|" + _GLOG_STAMP.format(levels="EWIFD") + r"(?:\.\d+)?(?:\s+\d+)? [\w.-]+:\d+\]"  # glog, PyTorch C++
     r"|\[\d+\]"  # spdlog's thread id
     r"|\x1b?\[\d+(?:;\d+)*m"  # a colour code, or what a paste keeps of one without its ESC: [0;36m
-    r"|\[[FEWI]\s+\d{1,2}/\s?\d{1,2} \d\d:\d\d:\d\d\.\d+ [^\]\n]*\]"  # Paddle-Lite: [F 12/ 1 14:47:20.689 ...cc:294 Engine]
+    r"|" + _PADDLE_STAMP.format(levels="FEWI") + r"\.\d+ [^\]\n]*\]"  # Paddle-Lite
     r"|\d{1,3}%\|[^|\n]{0,400}\|\s*\d+/\d+\s*\[[^\]\n]{0,80}\]\.?"  # a tqdm bar the next output was glued to
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b:?"
     r"|\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]"  # [multiproc_worker_utils.py:238]
