@@ -145,3 +145,18 @@ def test_a_guessed_communication_failure_is_no_cascade():
         )
     )
     assert [(d.id, d.role) for d in result.diagnoses] == [("family", None), ("early", "root"), ("guess", None)]
+
+
+def test_what_one_rank_reports_at_one_moment_is_one_failure_rooted_at_its_best_explanation():
+    # A wrapper's line (the failed MoE dispatch call) comes before the detail it wraps (the window is too
+    # small); both are communication failures of rank 0 at one moment, so neither is the other's cascade.
+    wrapper = replace(_diagnosis("dispatch", "hccl_timeout", "error", 1, "call aclnnMoeDistributeDispatch failed", 0), score=0.6)  # fmt: skip
+    detail = replace(_diagnosis("buffsize", "hccl_timeout", "error", 4, "HCCL_BUFFSIZE is too SMALL", 0), score=4.1)
+    late = _diagnosis("timeout", "hccl_timeout", "error", 9, "[2024-11-29 17:40:44,000] EI0002 timeout", 3)
+    result = correlate(ScanResult(diagnoses=[detail, wrapper, late]))
+    assert [(d.id, d.role) for d in result.diagnoses] == [
+        ("buffsize", "root"),
+        ("dispatch", None),
+        ("timeout", "cascade"),
+    ]
+    assert result.root_rank == 0

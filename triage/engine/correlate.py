@@ -2,7 +2,8 @@
 
 When one rank dies (out of memory, a segfault), the others block in their next collective until HCCL
 gives up, so a job of N ranks reports one real failure and N-1 communication timeouts. This names the
-first failure the root, marks the communication failures after it as cascade and ranks them below it.
+first failure the root (the best explained of what that rank reported at that moment), marks the
+communication failures after it as cascade and ranks them below it.
 Pure: it reads a ScanResult and returns a new one.
 """
 
@@ -99,6 +100,11 @@ def _earlier(a: _Onset, b: _Onset, *, by_time: bool) -> bool:
     return a.arrival < b.arrival
 
 
+def _same_moment(a: _Onset, b: _Onset) -> bool:
+    """Seen on the same rank (or on no named rank), and at the same time where both lines give one."""
+    return a.rank == b.rank and (a.when is None or b.when is None or a.when == b.when)
+
+
 def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis], int | None]:
     candidates = [(d, onset) for d, onset in pairs if d.severity in FAILURE_SEVERITIES and not d.generic]
     # A family rule knows the class of a failure, a specific entry the failure: the root is the latter.
@@ -108,7 +114,12 @@ def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis
     # Times order the candidates only when all of them have one: a mix would compare times for some
     # pairs and arrival for others, which is no order at all.
     by_time = all(onset.when is not None for _, onset in candidates)
-    root, root_onset = min(candidates, key=lambda pair: (pair[1].when if by_time else datetime.min, pair[1].arrival))
+    first, first_onset = min(candidates, key=lambda pair: (pair[1].when if by_time else datetime.min, pair[1].arrival))
+    # What the first failing rank reports at that moment is one failure told several ways (a wrapper's
+    # line before the detail it wraps): its root is the best explained of them.
+    root, root_onset = max(
+        (pair for pair in candidates if _same_moment(pair[1], first_onset)), key=lambda pair: pair[0].score
+    )
     cascade: list[Diagnosis] = []
     others: list[tuple[Diagnosis, _Onset]] = []
     for diagnosis, onset in pairs:
@@ -116,6 +127,7 @@ def _assign_roles(pairs: list[tuple[Diagnosis, _Onset]]) -> tuple[list[Diagnosis
             diagnosis is not root
             and diagnosis.category == COMMS_CATEGORY
             and not diagnosis.guess
+            and not _same_moment(onset, root_onset)
             and not _earlier(onset, root_onset, by_time=by_time)
         ):
             cascade.append(replace(diagnosis, role="cascade"))
