@@ -336,6 +336,9 @@ def test_a_family_rules_lines_that_resemble_another_family_get_a_second_opinion(
     [alternative] = second_opinion(kb, family, {"other"})
     assert alternative.category == "segfault" and alternative.guess and alternative.confidence == MIN_CONFIDENCE
     assert alternative.evidence == [line] and "family-x" in alternative.summary
+    # The kind is named as a reader says it, not as the category's identifier.
+    assert alternative.title == "Or a segfault / device-exception crash: X"
+    assert "known segfault / device-exception crashes (" in alternative.summary
     # The rule's own family, or one already shown, is no second opinion.
     assert second_opinion(kb, dataclasses.replace(family, category="segfault"), {"segfault"}) == []
     assert second_opinion(kb, family, {"other", "segfault"}) == []

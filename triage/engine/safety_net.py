@@ -127,11 +127,11 @@ def second_opinion(kb: CompiledKB, family: Diagnosis, shown: set[str]) -> list[D
         Diagnosis(
             id=f"{ID}-alternative",
             category=category,
-            title=f"Or {_family_name(category)}: {family.title}",
+            title=f"Or {_kind(category)[0]}: {family.title}",
             severity="error",
             confidence=MIN_CONFIDENCE,
             score=MIN_CONFIDENCE,
-            summary=f"The lines {family.id} matched also resemble known {category.replace('_', ' ')} failures ({share:.0%} of the nearest lines' vote).",
+            summary=f"The lines {family.id} matched also resemble known {_kind(category)[1]} ({share:.0%} of the nearest lines' vote).",
             generic=True,
             evidence=lines,
             evidence_count=len(lines),
@@ -158,7 +158,7 @@ def _alternatives(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
             primary,
             id=f"{ID}-alternative",
             category=category,
-            title=f"Or {_family_name(category)}: {primary.title}",
+            title=f"Or {_kind(category)[0]}: {primary.title}",
             confidence=MIN_CONFIDENCE,
             score=MIN_CONFIDENCE,
             summary=f"Another family the same error lines point at ({share:.0%} of the vote).",
@@ -183,8 +183,21 @@ def _unknown_cause() -> CauseResult:
     return CauseResult(id="unknown", title="Not known to the KB", probability=1.0)
 
 
-def _family_name(category: str) -> str:
-    return "another kind of failure" if category == "other" else f"a {category.replace('_', ' ')} failure"
+_KINDS = {
+    "unsupported_op": ("an unsupported-operator failure", "unsupported-operator failures"),
+    "npu_oom": ("an out-of-memory failure", "out-of-memory failures"),
+    "hccl_timeout": ("an HCCL / distributed communication failure", "HCCL / distributed communication failures"),
+    "segfault": ("a segfault / device-exception crash", "segfault / device-exception crashes"),
+    "nan_loss_scale": ("a NaN / precision failure", "NaN / precision failures"),
+    "env_version": ("an environment / version failure", "environment / version failures"),
+    "dynamic_shape_compile": ("a compile / graph-capture failure", "compile / graph-capture failures"),
+    "other": ("another kind of failure", "failures of no named kind"),
+}
+"""Each category as a reader says it: (one failure, with its article; several)."""
+
+
+def _kind(category: str) -> tuple[str, str]:
+    return _KINDS.get(category, (f"a {category} failure", f"{category} failures"))
 
 
 def _word_votes(telling: list[ErrorLine], frames: str) -> dict[str, float]:
@@ -250,7 +263,7 @@ def _title(lead: ErrorLine, quiet: str | None) -> str:
 
 
 def _summary(guess: Guess | None, category: str, quiet: str | None) -> str:
-    known = category.replace("_", " ")
+    known = _kind(category)[1]
     if quiet == DEGENERATE:
         return (
             "No error in the log, but this output repeats one phrase or symbol pair over and over: "
