@@ -64,6 +64,13 @@ def test_test_split_floors_and_no_false_alarm(report):
     assert summary["false_alarms"] == 0 and report.summary("train")["false_alarms"] == 0
 
 
+def test_the_kb_clears_the_keyword_baseline_on_the_same_logs(report):
+    summary = report.summary("test")
+    assert summary["top1"] >= summary["keyword_top1"] + 0.2, summary
+    assert summary["no_diagnosis"] < summary["keyword_no_diagnosis"], summary
+    assert summary["false_alarms"] < summary["keyword_false_alarms"], summary
+
+
 def test_test_split_buried_between_healthy_logs(engine_kb, cases):
     test_cases = [c for c in cases if c.split == "test"]
     healthy = [c.file for c in cases if c.healthy]

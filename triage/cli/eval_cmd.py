@@ -81,6 +81,11 @@ def _print_report(report: Any, args: argparse.Namespace) -> None:
         console.print(_category_table(report, split, label))
         summary = report.summary(split)
         console.print(f"False alarms on healthy logs: {summary['false_alarms']} of {summary['healthy_logs']}")
+        console.print(
+            f"Keyword baseline on the same logs (one regex per category): top-1 {summary['keyword_top1']:.1%}, "
+            f"no diagnosis {summary['keyword_no_diagnosis']:.1%}, "
+            f"false alarms {summary['keyword_false_alarms']} of {summary['healthy_logs']}"
+        )
         if summary["confirmed_fix_cases"]:
             console.print(
                 f"Cases with a confirmed fix: {summary['confirmed_fix_cases']}; top cause is the thread's: "

@@ -22,6 +22,7 @@ from triage.engine.compiled import CompiledKB
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
 from triage.kb.loader import safe_yaml
+from triage.kbtools.baseline import classify_files
 from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE
 from triage.results import Diagnosis, FixResult, ScanResult
 from triage.scanning import scan_sources
@@ -62,6 +63,8 @@ class CaseOutcome:
     case: Case
     result: ScanResult
     """The case's whole scan, for checks beyond the figures (which fixes each diagnosis offers)."""
+    keyword: str | None = None
+    """What the keyword baseline (`baseline.classify`) makes of the same log."""
 
     @property
     def predicted(self) -> list[tuple[str, str, float]]:
@@ -150,6 +153,9 @@ def summarize(outcomes: list[CaseOutcome]) -> dict[str, Any]:
         "confirmed_fix_cases": len(fixes),
         "top_cause_right": _ratio(sum(causes), len(causes)),
         "fix_in_first_two": _ratio(sum(fixes), len(fixes)),
+        "keyword_top1": _ratio(sum(o.keyword == o.case.category for o in failing), len(failing)),
+        "keyword_no_diagnosis": _ratio(sum(o.keyword is None for o in failing), len(failing)),
+        "keyword_false_alarms": sum(o.keyword is not None for o in healthy),
     }
 
 
@@ -257,6 +263,7 @@ def _case_json(o: CaseOutcome) -> dict[str, Any]:
         "false_alarm": o.false_alarm if o.case.healthy else None,
         "top_cause_right": o.cause_right,
         "fix_in_first_two": o.fix_offered,
+        "keyword": o.keyword,
     }
 
 
@@ -337,14 +344,22 @@ def evaluate(
         # A corpus case never counts as its own neighbour: the safety net is judged leave-one-out.
         case_kb = _without(kb, f"case:{case.id}", citing.get(thread_key(case.source), ()) if case.source else ())
         scanner = Scanner(case_kb, prefilter=prefilter)
+        paths = [case.file]
         if bury_in and not case.healthy:
-            before, after = bury_in[number % len(bury_in)], bury_in[(number + 1) % len(bury_in)]
-            report.errors += _scan_as_one(scanner, [before, case.file, after], case.file.name)
+            paths = [bury_in[number % len(bury_in)], case.file, bury_in[(number + 1) % len(bury_in)]]
+            report.errors += _scan_as_one(scanner, paths, case.file.name)
         else:
             # A labelled log that cannot be read would count as "nothing fired": a silent pass.
             report.errors += scan_sources(scanner, [str(case.file)])
-        report.outcomes.append(CaseOutcome(case, scanner.result()))
+        report.outcomes.append(CaseOutcome(case, scanner.result(), _keyword(paths)))
     return report
+
+
+def _keyword(paths: list[Path]) -> str | None:
+    try:
+        return classify_files(paths)
+    except OSError:
+        return None  # the scan reported it already
 
 
 def entries_citing(kb: CompiledKB) -> dict[str, tuple[int, ...]]:
