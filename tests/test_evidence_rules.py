@@ -149,3 +149,38 @@ def test_an_hccl_return_code_decides_the_cause_whatever_the_prior(scan_text, cod
     [family] = [d for d in scan_text(line).diagnoses if d.id == "family-hccl-comm-failure"]
     assert family.causes[0].id == cause
     assert family.causes[0].probability > 0.5
+
+
+AICORE_FAULT = (
+    "RuntimeError: npuSynchronizeDevice:torch_npu/csrc/core/npu/NPUStream.cpp:506 NPU function error: "
+    "AclrtSynchronizeDeviceWithTimeout, error code is 507015\n"
+    "[Error]: The aicore execution is abnormal.\n"
+    "EZ9999: [PID: 6228] 2026-05-10-16:29:39.280.676 The error from device(chipId:1, dieId:0), serial number is 137, "
+    "there is an exception of fftsplus aivector error, core id is 37, error code = 0\n"
+    "       The extend info: errcode:(0, 0x800, 0) errorStr: {error_str} fixp_error0 info: 0x60000de, tslot:7\n"
+)
+
+
+@pytest.mark.parametrize(
+    "error_str, where, cause",
+    [
+        ("The UB address accessed by the VEC instruction is not aligned.", "", "illegal-config"),
+        ("The VEC instruction parameter is invalid.", "", "illegal-config"),
+        (
+            "When the D-cache reads and writes data to the UB, the response value returned by the bus is a non-zero value.",
+            "",
+            "custom-kernel",
+        ),
+        ("The MPU address access is invalid.", "", "index-out-of-range"),
+        # No telling errorStr: the job being a kernel compiler's board test names the cause.
+        (
+            "timeout.",
+            "[ERROR] aclrtSynchronizeStream(stream) failed (/home/ci/ptoas-board-monitor/runs/main.cpp:116)\n",
+            "custom-kernel",
+        ),  # fmt: skip
+    ],
+)
+def test_a_kernel_exceptions_error_string_and_job_decide_its_cause(scan_text, error_str, where, cause):
+    result = scan_text(where + AICORE_FAULT.format(error_str=error_str))
+    [fault] = [d for d in result.diagnoses if d.id == "aicore-exception-507015"]
+    assert fault.causes[0].id == cause, [(c.id, c.probability) for c in fault.causes]

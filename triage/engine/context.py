@@ -39,7 +39,11 @@ WORKLOAD_PATTERNS: tuple[tuple[str, str], ...] = (
         "triton-ascend",
         r"triton[_-]ascend|triton/backends/ascend|bishengir|\bBiShengH?IR\b|ConvertLinalgRToBinary|MLIRCompilationError",
     ),
-    ("custom-kernel", r"\bascendc\b|ascend[ _]c\b|kernel_operator\.h|\btilelang\b|\bop_host\b|\bop_kernel\b"),
+    (
+        "custom-kernel",
+        r"\bascendc\b|ascend[ _]c\b|kernel_operator\.h|\btilelang\b|\bop_host\b|\bop_kernel\b|__aicore__"
+        r"|\bptoas\b|\bpto[-_]isa\b|\bpypto\b|\bcatlass\b|\baclrtlaunch_\w+|\bfla[_-]npu\b",
+    ),
 )
 LAUNCHER_PATTERNS: tuple[tuple[str, str], ...] = (
     ("torchrun", r"\btorchrun\b|torch\.distributed\.(?:run|launch|elastic)"),
