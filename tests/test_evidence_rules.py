@@ -184,3 +184,31 @@ def test_a_kernel_exceptions_error_string_and_job_decide_its_cause(scan_text, er
     result = scan_text(where + AICORE_FAULT.format(error_str=error_str))
     [fault] = [d for d in result.diagnoses if d.id == "aicore-exception-507015"]
     assert fault.causes[0].id == cause, [(c.id, c.probability) for c in fault.causes]
+
+
+@pytest.mark.parametrize(
+    "lines, cause",
+    [
+        (
+            [
+                "      -- The CXX compiler identification is unknown",
+                "      CMake Error at CMakeLists.txt:14 (project):",
+                "        No CMAKE_CXX_COMPILER could be found.",
+                "      -- Configuring incomplete, errors occurred!",
+            ],
+            "toolchain-missing",
+        ),
+        (
+            [
+                "/home/u/nndeploy/demo/ascend_cl/demo.cc:33: undefined reference to `aclInit'",
+                "/usr/bin/ld: /home/u/nndeploy/demo/ascend_cl/demo.cc:37: undefined reference to `aclrtSetDevice'",
+                "collect2: error: ld returned 1 exit status",
+            ],
+            "libraries-not-linked",
+        ),
+        (["/usr/bin/ld: cannot find -lnpu_hccl", "collect2: error: ld returned 1 exit status"], "libraries-not-linked"),
+    ],
+)
+def test_a_builds_own_error_lines_decide_its_cause(scan_text, lines, cause):
+    [build] = [d for d in scan_text("\n".join(lines) + "\n").diagnoses if d.id == "family-extension-build-failed"]
+    assert build.causes[0].id == cause, [(c.id, c.probability) for c in build.causes]
