@@ -212,3 +212,18 @@ def test_a_kernel_exceptions_error_string_and_job_decide_its_cause(scan_text, er
 def test_a_builds_own_error_lines_decide_its_cause(scan_text, lines, cause):
     [build] = [d for d in scan_text("\n".join(lines) + "\n").diagnoses if d.id == "family-extension-build-failed"]
     assert build.causes[0].id == cause, [(c.id, c.probability) for c in build.causes]
+
+
+@pytest.mark.parametrize(
+    "rejected",
+    [
+        "error: 'hfusion.cumsum' op operand #0 must be ranked tensor of bfloat16 type or 16-bit float or 32-bit float",
+        "bishengir-compile: for the --target option: Cannot find option named 'Ascend310P3'!",
+        "[ConvertLinalgRToBinary] encounters error: LLVM ERROR: unsupported datatype for arith::ExtFOp to hfusion",
+    ],
+)
+def test_a_kernel_the_compiler_cannot_take_is_no_toolchain_mismatch(scan_text, rejected):
+    log = f"triton.compiler.errors.MLIRCompilationError:\n[ConvertLinalgRToBinary] encounters error:\n{rejected}\n"
+    [compile_failed] = [d for d in scan_text(log).diagnoses if d.id == "family-kernel-compile-failed"]
+    assert compile_failed.causes[0].id == "compiler-unsupported", [(c.id, c.probability) for c in compile_failed.causes]
+    assert "tl.int32" in compile_failed.fixes[0].code.after
