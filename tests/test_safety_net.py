@@ -13,6 +13,7 @@ from triage.engine.context import JobContext
 from triage.engine.safety_net import (
     MAX_CONFIDENCE,
     MIN_CONFIDENCE,
+    REPORTED_PRECISION,
     SECOND_GUESS_SHARE,
     diagnose_unclaimed,
     second_opinion,
@@ -363,7 +364,10 @@ def test_a_guess_lends_what_the_closest_reported_failures_thread_found(engine_kb
     guess = diagnose_unclaimed(kb, unclaimed, JobContext())[0]
     assert guess.guess and guess.category == "npu_oom"
     assert guess.causes[0].title.endswith("The frobnicator pool was too small for the batch.")
-    assert thread in guess.causes[0].how_to_tell and guess.causes[0].probability > guess.causes[1].probability
+    assert thread in guess.causes[0].how_to_tell and guess.causes[1].id == "unknown"
+    # Alike error lines often fail for different reasons: the lent cause claims less than the likeness.
+    similar = float(guess.causes[0].how_to_tell.split("%")[0].rsplit(" ", 1)[1])
+    assert guess.causes[0].probability == round(similar / 100 * REPORTED_PRECISION, 3) < similar / 100
     [fix] = [f for f in guess.fixes if f.kind == "fix"]
     assert fix.description == "Set FROB_POOL=2G." and fix.confirmed_by == [thread]
     # Without the cases' table (another KB set), the guess knows no cause.
