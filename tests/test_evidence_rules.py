@@ -1,4 +1,5 @@
-"""Evidence that cannot be flooded, codes that need an error context, and work per line shape."""
+"""Evidence that cannot be flooded, codes that need an error context, work per line shape, and causes
+decided by the failure's own lines."""
 
 from __future__ import annotations
 
@@ -227,3 +228,17 @@ def test_a_kernel_the_compiler_cannot_take_is_no_toolchain_mismatch(scan_text, r
     [compile_failed] = [d for d in scan_text(log).diagnoses if d.id == "family-kernel-compile-failed"]
     assert compile_failed.causes[0].id == "compiler-unsupported", [(c.id, c.probability) for c in compile_failed.causes]
     assert "tl.int32" in compile_failed.fixes[0].code.after
+
+
+@pytest.mark.parametrize(
+    "module, cause",
+    [
+        ("triton.language.extra.ascend", "version-skew"),  # the package is there, the module its caller wants is not
+        ("atb_llm.models.qwen2_moe.flash_causal_qwen2_moe_v2", "version-skew"),
+        ("vllm", "not-installed"),
+    ],
+)
+def test_a_missing_submodule_is_a_version_skew_and_a_missing_package_not_installed(scan_text, module, cause):
+    log = f"Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\nModuleNotFoundError: No module named '{module}'\n"
+    [missing] = [d for d in scan_text(log).diagnoses if d.id == "family-npu-python-module-missing"]
+    assert missing.causes[0].id == cause, [(c.id, c.probability) for c in missing.causes]
