@@ -32,6 +32,12 @@ from triage.results import Diagnosis, EvidenceLine
         ),
         ("[rank3]: torch._dynamo.exc.BackendCompilerFailed: backend='npu' raised:", EXCEPTION, None),
         ("ERROR 07-03 19:33:28 [core.py:291] Engine core failed to start", LEVEL, "Engine core failed to start"),
+        (
+            "[2025-08-28 09:26:00.028+0000] [4833] [281473362444704] [batchscheduler] [ERROR] [standard_model.py:186] : "
+            "[Model] Failed to init model weights",
+            LEVEL,
+            "[Model] Failed to init model weights",
+        ),
         ("[1,3]<stderr>:Segmentation fault (core dumped)", SIGNAL, None),
         (
             "(SGLangEngine pid=1) [2026-04-22 08:39:15 TP1] Scheduler hit an exception: Traceback (most recent call last):",

@@ -73,7 +73,7 @@ _NOT_AN_ERROR = re.compile(
 # Launcher and logger prefixes that come before the message: timestamps, ranks, worker names.
 _PREFIX = re.compile(
     r"^(?:\s*(?:"
-    r"\[?\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*\]?"  # 2024-05-01 12:00:00,123, CANN's 2024-05-01-12:00:00.123.456
+    r"\[?\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*(?:Z|[+-]\d{2}:?\d{2})?\]?"  # 2024-05-01 12:00:00,123, CANN's 2024-05-01-12:00:00.123.456, MindIE's ...028+0000
     r"|\(PID:\s*\d+, Device:\s*-?\d+, RankID:\s*-?\d+\)"  # torch_npu's error prefix
     r"|[A-Z_]+\(\d+,[\w.-]*\):"  # CANN's plog module and process: RUNTIME(1234,python):
     r"|\[?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?\]?"  # vLLM's 07-03 19:33:28
@@ -91,6 +91,8 @@ _PREFIX = re.compile(
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b:?"
     r"|\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]"  # [multiproc_worker_utils.py:238]
     r"|\[[A-Z]{1,8}\]"  # [PID] [TBE] [ASCEND]
+    r"|\[[a-z][a-z_]{2,30}\](?=\s+\[)"  # a component in a chain of brackets: MindIE's [batchscheduler] [ERROR]
+    r"|:(?=\s)"  # the colon after them: MindIE's "[standard_model.py:186] : message"
     r"|\d+:"  # pdsh-style rank numbers
     r"|[\w.-]+:\s*(?=\[)"  # host: [..]
     r"|-+>?|\|"
