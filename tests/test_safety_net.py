@@ -38,6 +38,13 @@ from triage.results import Diagnosis, EvidenceLine
             LEVEL,
             "[Model] Failed to init model weights",
         ),
+        ("[2026-08-26 01:05:32 DP0 TP1] Scheduler hit an exception: boom", LEVEL, "Scheduler hit an exception: boom"),
+        (
+            "[ERROR] MINDOCR(42937:281473356976176,Process-1:31):2024-06-01-15:07:17.776.636 "
+            "[src/parallel/framework/module_base.py:40] ClsPreNode init failed: daemonic processes",
+            LEVEL,
+            "ClsPreNode init failed: daemonic processes",
+        ),
         ("[1,3]<stderr>:Segmentation fault (core dumped)", SIGNAL, None),
         (
             "(SGLangEngine pid=1) [2026-04-22 08:39:15 TP1] Scheduler hit an exception: Traceback (most recent call last):",

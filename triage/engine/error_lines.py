@@ -73,9 +73,10 @@ _NOT_AN_ERROR = re.compile(
 # Launcher and logger prefixes that come before the message: timestamps, ranks, worker names.
 _PREFIX = re.compile(
     r"^(?:\s*(?:"
-    r"\[?\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*(?:Z|[+-]\d{2}:?\d{2})?\]?"  # 2024-05-01 12:00:00,123, CANN's 2024-05-01-12:00:00.123.456, MindIE's ...028+0000
+    r"\[?\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*(?:Z|[+-]\d{2}:?\d{2})?(?: [A-Z]{2}\d+)*\]?"
+    # 2024-05-01 12:00:00,123, CANN's 2024-05-01-12:00:00.123.456, MindIE's ...028+0000], sglang's [... TP1]
     r"|\(PID:\s*\d+, Device:\s*-?\d+, RankID:\s*-?\d+\)"  # torch_npu's error prefix
-    r"|[A-Z_]+\(\d+,[\w.-]*\):"  # CANN's plog module and process: RUNTIME(1234,python):
+    r"|[A-Z_]+\(\d+[:,][\w.:,-]*\):"  # CANN's plog module and process: RUNTIME(1234,python):, MINDOCR(1:2,Process-1:3):
     r"|\[?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?\]?"  # vLLM's 07-03 19:33:28
     r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
     r"|\([\w .\-]+(?:pid|rank|ip)=[^)]*\)"  # (VllmWorker rank=3 pid=12) (RayWorker pid=1, ip=...)
