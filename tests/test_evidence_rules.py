@@ -242,3 +242,15 @@ def test_a_missing_submodule_is_a_version_skew_and_a_missing_package_not_install
     log = f"Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\nModuleNotFoundError: No module named '{module}'\n"
     [missing] = [d for d in scan_text(log).diagnoses if d.id == "family-npu-python-module-missing"]
     assert missing.causes[0].id == cause, [(c.id, c.probability) for c in missing.causes]
+
+
+def test_a_vllm_ascend_servers_kernel_fault_is_first_advised_by_its_own_release(scan_text):
+    log = (
+        "(EngineCore_DP0 pid=54) INFO 11-10 12:30:57 [platform.py:48] vllm_ascend 0.11.0rc1 plugin loaded\n"
+        "(EngineCore_DP0 pid=54) RuntimeError: ACL stream synchronize failed, error code:507035\n"
+        "(EngineCore_DP0 pid=54) [ERROR] 2025-11-10-12:30:57 (PID:54, Device:0, RankID:-1) ERR00100 PTA call acl api failed\n"
+        "(EngineCore_DP0 pid=54) [Error]: The vector core execution is abnormal.\n"
+    )
+    [fault] = [d for d in scan_text(log).diagnoses if d.id == "vector-core-exception-507035"]
+    assert fault.causes[0].id == "op-bug"
+    assert fault.fixes[0].title.startswith("vLLM-Ascend - move to a newer vllm-ascend release")
