@@ -142,6 +142,14 @@ def test_a_guess_is_titled_by_the_exception_and_what_it_says(scan_text):
         "  Value error, Model architectures ['FooForCausalLM'] failed to be inspected.\n"
     )
     assert result.diagnoses[0].title == "Unrecognised ValidationError: 1 validation error for ModelConfig"
+    # torch_npu's wrapper sentence says where to look and only then which operator: the title names it.
+    wrapper = scan_text(
+        "RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the "
+        "current working operator name is aclnnCamMoeDispatchNormal.\n"
+    )
+    assert [d.title for d in wrapper.diagnoses if d.guess][0] == (
+        "Unrecognised RuntimeError in aclnnCamMoeDispatchNormal (its inner error is reported above it)"
+    )
 
 
 def test_no_error_means_no_diagnosis(scan_text):

@@ -251,6 +251,9 @@ def _codes_text(decoded: list[tuple[Decoded, float]]) -> str:
     return f" Codes in the log: {'; '.join(meanings)}." if meanings else ""
 
 
+_WORKING_OPERATOR = re.compile(r"\bcurrent working operator name is (\w+)")
+
+
 def _title(lead: ErrorLine, quiet: str | None) -> str:
     if quiet == DEGENERATE:
         return f"Degenerate output, with no error: {lead.message[:90]}"
@@ -259,6 +262,10 @@ def _title(lead: ErrorLine, quiet: str | None) -> str:
     if lead.kind == TRACEBACK and FRAME.search(lead.message):
         return f"A traceback cut off before its error line: {lead.message[:80]}"
     name = exception_name(lead.message)
+    operator = _WORKING_OPERATOR.search(lead.message)
+    if name and operator:
+        # torch_npu's "The Inner error is reported as above. ..." spends the title before naming the operator.
+        return f"Unrecognised {name} in {operator.group(1)} (its inner error is reported above it)"
     if name:
         # After the exception's name as the message spells it, qualified or not (pydantic_core.….ValidationError).
         said = lead.message.partition(f"{name}:")[2].strip() or lead.message
