@@ -254,3 +254,22 @@ def test_a_vllm_ascend_servers_kernel_fault_is_first_advised_by_its_own_release(
     [fault] = [d for d in scan_text(log).diagnoses if d.id == "vector-core-exception-507035"]
     assert fault.causes[0].id == "op-bug"
     assert fault.fixes[0].title.startswith("vLLM-Ascend - move to a newer vllm-ascend release")
+
+
+SET_PRECISION = (
+    "RuntimeError: SetPrecisionMode:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:155 NPU function error: "
+    "at_npu::native::AclSetCompileopt(aclCompileOpt::ACL_PRECISION_MODE, precision_mode), error code is 500001\n"
+)
+
+
+@pytest.mark.parametrize(
+    "before, cause",
+    [
+        ("", "compiler-env-unpaired"),  # nothing reported missing: the installation does not pair up
+        ("ModuleNotFoundError: No module named 'decorator'\n", "pip-deps-missing"),
+        ("ModuleNotFoundError: No module named 'tbe'\n", "cann-missing"),
+    ],
+)
+def test_an_op_compiler_that_cannot_start_is_read_from_what_the_log_says_is_missing(scan_text, before, cause):
+    [compiler] = [d for d in scan_text(before + SET_PRECISION).diagnoses if d.id == "cann-python-deps-missing"]
+    assert compiler.causes[0].id == cause, [(c.id, c.probability) for c in compiler.causes]
