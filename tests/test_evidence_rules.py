@@ -273,3 +273,14 @@ SET_PRECISION = (
 def test_an_op_compiler_that_cannot_start_is_read_from_what_the_log_says_is_missing(scan_text, before, cause):
     [compiler] = [d for d in scan_text(before + SET_PRECISION).diagnoses if d.id == "cann-python-deps-missing"]
     assert compiler.causes[0].id == cause, [(c.id, c.probability) for c in compiler.causes]
+
+
+def test_a_copy_the_capture_mode_refuses_is_an_op_not_allowed_in_capture(scan_text):
+    log = (
+        "[ERROR] 2026-03-25-06:14:02 (PID:16884, Device:1, RankID:-1) ERR00100 PTA call acl api failed\n"
+        "EE9999: Inner Error!\n"
+        "EE9999[PID: 16884] 2026-03-24-09:58:00.084.676 (EE9999):  rtMemcpy execution failed, "
+        "reason=the current capture mode does not support this operation[FUNC:FuncErrorReason]\n"
+    )
+    [capture] = [d for d in scan_text(log).diagnoses if d.id == "aclgraph-capture-failed"]
+    assert capture.causes[0].id == "op-not-allowed-in-capture", [(c.id, c.probability) for c in capture.causes]
