@@ -9,6 +9,7 @@ matches is a false alarm, since the rule has no confidence to hold back with.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 KEYWORDS: tuple[tuple[str, str], ...] = (
@@ -25,15 +26,24 @@ _COMPILED = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, p
 
 def classify(text: str) -> str | None:
     """The category whose keywords match the most lines of the text, or None."""
+    return _most_matched(text.splitlines())
+
+
+def classify_files(paths: list[Path]) -> str | None:
+    """The keyword category of these logs read as one, line by line (undecodable bytes replaced)."""
+    return _most_matched(line for path in paths for line in _lines(path))
+
+
+def _lines(path: Path) -> Iterator[str]:
+    with path.open(encoding="utf-8", errors="replace") as stream:
+        yield from stream
+
+
+def _most_matched(lines: Iterable[str]) -> str | None:
     counts = dict.fromkeys((category for category, _ in KEYWORDS), 0)
-    for line in text.splitlines():
+    for line in lines:
         for category, pattern in _COMPILED:
             if pattern.search(line):
                 counts[category] += 1
     best = max(counts, key=lambda category: counts[category])
     return best if counts[best] else None
-
-
-def classify_files(paths: list[Path]) -> str | None:
-    """The keyword category of these logs read as one (undecodable bytes replaced)."""
-    return classify("\n".join(path.read_text(encoding="utf-8", errors="replace") for path in paths))
