@@ -147,7 +147,7 @@ def test_an_hccl_return_code_decides_the_cause_whatever_the_prior(scan_text, cod
         "[rank1]: RuntimeError: HcclAllReduce:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:112"
         f" HCCL function error: HcclAllReduce(inputs), error code is {code}\n"
     )
-    [family] = [d for d in scan_text(line).diagnoses if d.id == "family-hccl-comm-failure"]
+    family = by_id(scan_text(line), "family-hccl-comm-failure")
     assert family.causes[0].id == cause
     assert family.causes[0].probability > 0.5
 
@@ -184,7 +184,7 @@ AICORE_FAULT = (
 def test_a_kernel_exceptions_error_string_and_job_decide_its_cause(scan_text, error_str, where, cause):
     result = scan_text(where + AICORE_FAULT.format(error_str=error_str))
     [fault] = [d for d in result.diagnoses if d.id == "aicore-exception-507015"]
-    assert fault.causes[0].id == cause, [(c.id, c.probability) for c in fault.causes]
+    assert fault.causes[0].id == cause, _odds(fault)
 
 
 @pytest.mark.parametrize(
@@ -211,8 +211,8 @@ def test_a_kernel_exceptions_error_string_and_job_decide_its_cause(scan_text, er
     ],
 )
 def test_a_builds_own_error_lines_decide_its_cause(scan_text, lines, cause):
-    [build] = [d for d in scan_text("\n".join(lines) + "\n").diagnoses if d.id == "family-extension-build-failed"]
-    assert build.causes[0].id == cause, [(c.id, c.probability) for c in build.causes]
+    build = by_id(scan_text("\n".join(lines) + "\n"), "family-extension-build-failed")
+    assert build.causes[0].id == cause, _odds(build)
 
 
 @pytest.mark.parametrize(
@@ -225,8 +225,8 @@ def test_a_builds_own_error_lines_decide_its_cause(scan_text, lines, cause):
 )
 def test_a_kernel_the_compiler_cannot_take_is_no_toolchain_mismatch(scan_text, rejected):
     log = f"triton.compiler.errors.MLIRCompilationError:\n[ConvertLinalgRToBinary] encounters error:\n{rejected}\n"
-    [compile_failed] = [d for d in scan_text(log).diagnoses if d.id == "family-kernel-compile-failed"]
-    assert compile_failed.causes[0].id == "compiler-unsupported", [(c.id, c.probability) for c in compile_failed.causes]
+    compile_failed = by_id(scan_text(log), "family-kernel-compile-failed")
+    assert compile_failed.causes[0].id == "compiler-unsupported", _odds(compile_failed)
     assert "tl.int32" in compile_failed.fixes[0].code.after
 
 
@@ -240,8 +240,8 @@ def test_a_kernel_the_compiler_cannot_take_is_no_toolchain_mismatch(scan_text, r
 )
 def test_a_missing_submodule_is_a_version_skew_and_a_missing_package_not_installed(scan_text, module, cause):
     log = f"Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\nModuleNotFoundError: No module named '{module}'\n"
-    [missing] = [d for d in scan_text(log).diagnoses if d.id == "family-npu-python-module-missing"]
-    assert missing.causes[0].id == cause, [(c.id, c.probability) for c in missing.causes]
+    missing = by_id(scan_text(log), "family-npu-python-module-missing")
+    assert missing.causes[0].id == cause, _odds(missing)
 
 
 def test_a_vllm_ascend_servers_kernel_fault_is_first_advised_by_its_own_release(scan_text):
@@ -251,7 +251,7 @@ def test_a_vllm_ascend_servers_kernel_fault_is_first_advised_by_its_own_release(
         "(EngineCore_DP0 pid=54) [ERROR] 2025-11-10-12:30:57 (PID:54, Device:0, RankID:-1) ERR00100 PTA call acl api failed\n"
         "(EngineCore_DP0 pid=54) [Error]: The vector core execution is abnormal.\n"
     )
-    [fault] = [d for d in scan_text(log).diagnoses if d.id == "vector-core-exception-507035"]
+    fault = by_id(scan_text(log), "vector-core-exception-507035")
     assert fault.causes[0].id == "op-bug"
     assert fault.fixes[0].title.startswith("vLLM-Ascend - move to a newer vllm-ascend release")
 
@@ -262,25 +262,33 @@ SET_PRECISION = (
 )
 
 
+CAPTURE_REFUSED = (
+    "[ERROR] 2026-03-25-06:14:02 (PID:16884, Device:1, RankID:-1) ERR00100 PTA call acl api failed\n"
+    "EE9999: Inner Error!\n"
+    "EE9999[PID: 16884] 2026-03-24-09:58:00.084.676 (EE9999):  rtMemcpy execution failed, "
+    "reason=the current capture mode does not support this operation[FUNC:FuncErrorReason]\n"
+)
+
+
 @pytest.mark.parametrize(
-    "before, cause",
+    "log, entry, cause",
     [
-        ("", "compiler-env-unpaired"),  # nothing reported missing: the installation does not pair up
-        ("ModuleNotFoundError: No module named 'decorator'\n", "pip-deps-missing"),
-        ("ModuleNotFoundError: No module named 'tbe'\n", "cann-missing"),
+        # An op compiler that cannot start with nothing reported missing: the installation does not pair up.
+        (SET_PRECISION, "cann-python-deps-missing", "compiler-env-unpaired"),
+        (
+            "ModuleNotFoundError: No module named 'decorator'\n" + SET_PRECISION,
+            "cann-python-deps-missing",
+            "pip-deps-missing",
+        ),  # fmt: skip
+        ("ModuleNotFoundError: No module named 'tbe'\n" + SET_PRECISION, "cann-python-deps-missing", "cann-missing"),
+        # A copy the capture mode refuses is an operation not allowed in capture, not tight memory.
+        (CAPTURE_REFUSED, "aclgraph-capture-failed", "op-not-allowed-in-capture"),
     ],
 )
-def test_an_op_compiler_that_cannot_start_is_read_from_what_the_log_says_is_missing(scan_text, before, cause):
-    [compiler] = [d for d in scan_text(before + SET_PRECISION).diagnoses if d.id == "cann-python-deps-missing"]
-    assert compiler.causes[0].id == cause, [(c.id, c.probability) for c in compiler.causes]
+def test_what_the_failures_own_lines_say_decides_its_cause(scan_text, log, entry, cause):
+    diagnosis = by_id(scan_text(log), entry)
+    assert diagnosis.causes[0].id == cause, _odds(diagnosis)
 
 
-def test_a_copy_the_capture_mode_refuses_is_an_op_not_allowed_in_capture(scan_text):
-    log = (
-        "[ERROR] 2026-03-25-06:14:02 (PID:16884, Device:1, RankID:-1) ERR00100 PTA call acl api failed\n"
-        "EE9999: Inner Error!\n"
-        "EE9999[PID: 16884] 2026-03-24-09:58:00.084.676 (EE9999):  rtMemcpy execution failed, "
-        "reason=the current capture mode does not support this operation[FUNC:FuncErrorReason]\n"
-    )
-    [capture] = [d for d in scan_text(log).diagnoses if d.id == "aclgraph-capture-failed"]
-    assert capture.causes[0].id == "op-not-allowed-in-capture", [(c.id, c.probability) for c in capture.causes]
+def _odds(diagnosis) -> list[tuple[str, float]]:
+    return [(c.id, c.probability) for c in diagnosis.causes]
