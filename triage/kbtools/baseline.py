@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from triage.sources import read_chunks
+
 KEYWORDS: tuple[tuple[str, str], ...] = (
     ("npu_oom", r"out of memory|\bOOM\b|allocate"),
     ("segfault", r"segmentation fault|core dumped|\bSIG(?:SEGV|ABRT|BUS)\b|abort|aicore|exception"),
@@ -24,22 +26,8 @@ KEYWORDS: tuple[tuple[str, str], ...] = (
 _COMPILED = tuple((category, re.compile(pattern, re.IGNORECASE)) for category, pattern in KEYWORDS)
 
 
-def classify(text: str) -> str | None:
-    """The category whose keywords match the most lines of the text, or None."""
-    return _most_matched(text.splitlines())
-
-
-def classify_files(paths: list[Path]) -> str | None:
-    """The keyword category of these logs read as one, line by line (undecodable bytes replaced)."""
-    return _most_matched(line for path in paths for line in _lines(path))
-
-
-def _lines(path: Path) -> Iterator[str]:
-    with path.open(encoding="utf-8", errors="replace") as stream:
-        yield from stream
-
-
-def _most_matched(lines: Iterable[str]) -> str | None:
+def classify(lines: Iterable[str]) -> str | None:
+    """The category whose keywords match the most lines, or None."""
     counts = dict.fromkeys((category for category, _ in KEYWORDS), 0)
     for line in lines:
         for category, pattern in _COMPILED:
@@ -47,3 +35,18 @@ def _most_matched(lines: Iterable[str]) -> str | None:
                 counts[category] += 1
     best = max(counts, key=lambda category: counts[category])
     return best if counts[best] else None
+
+
+def classify_files(paths: list[Path]) -> str | None:
+    """The keyword category of these logs read as one, as the scan reads them (gunzipped, line by
+    line, undecodable bytes replaced). Raises SourceError for a log that cannot be read."""
+    return classify(line for path in paths for line in _lines(path))
+
+
+def _lines(path: Path) -> Iterator[str]:
+    rest = b""
+    for chunk in read_chunks(str(path)):
+        *whole, rest = (rest + chunk).split(b"\n")
+        yield from (line.decode("utf-8", "replace") for line in whole)
+    if rest:
+        yield rest.decode("utf-8", "replace")

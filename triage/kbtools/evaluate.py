@@ -64,7 +64,7 @@ class CaseOutcome:
     result: ScanResult
     """The case's whole scan, for checks beyond the figures (which fixes each diagnosis offers)."""
     keyword: str | None = None
-    """What the keyword baseline (`baseline.classify`) makes of the same log."""
+    """What the keyword baseline (`baseline.classify_files`) makes of the same log."""
 
     @property
     def predicted(self) -> list[tuple[str, str, float]]:
@@ -358,7 +358,7 @@ def evaluate(
 def _keyword(paths: list[Path]) -> str | None:
     try:
         return classify_files(paths)
-    except OSError:
+    except SourceError:
         return None  # the scan reported it already
 
 
