@@ -20,7 +20,7 @@ CORPUS = ROOT / "logs_samples" / "real"
 # Session 10 added 46 fresh test threads in three rounds, which read lower (26 of 46 named right before
 # any rule was written from them), session 11 another 40 (19 right), session 12 another 30 (21 right):
 # the floors follow the grown split.
-TEST_FLOOR = {"top1": 0.67, "top3": 0.79, "no_diagnosis": 0.05, "top_cause_right": 0.32, "fix_in_first_two": 0.19}
+TEST_FLOOR = {"top1": 0.67, "top3": 0.79, "no_diagnosis": 0.05, "top_cause_right": 0.32, "fix_in_first_two": 0.21}
 BURIED_FLOOR = {"top1": 0.67, "top3": 0.79, "no_diagnosis": 0.045}
 # Fix text that only makes sense on one stack: (pattern, workloads for which it is right).
 STACK_WORDS = (

@@ -14,6 +14,7 @@ from triage.engine.advice import order_fixes
 from triage.engine.codes import Decoded
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
+from triage.engine.culprit import update_fix
 from triage.engine.error_lines import TRACEBACK, exception_name, message_of
 from triage.engine.hints import degenerate_text, looped_output, stall_category, word_votes
 from triage.engine.nearest import HEALTHY, Guess
@@ -107,7 +108,7 @@ def diagnose_unclaimed(
         evidence=[e.line for e in telling[:4]],
         evidence_count=sum(e.count for e in telling),
         causes=causes,
-        fixes=fixes + _next_steps(lead),
+        fixes=fixes + update_fix([line for _, line in unclaimed.frames], lead.line, context) + _next_steps(lead),
         probes=[],
         rank=lead.line.rank,
         first_seen=lead.order,

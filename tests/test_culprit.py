@@ -1,0 +1,71 @@
+"""Whose code raised an unknown error, and the update offered for it."""
+
+from __future__ import annotations
+
+from triage.engine.context import JobContext
+from triage.engine.culprit import culprit, update_fix
+from triage.results import EvidenceLine
+
+
+def _frames(*paths: str) -> list[EvidenceLine]:
+    return [
+        EvidenceLine(source="job.log", line=number, text=f'File "{path}", line 10, in run')
+        for number, path in enumerate(paths, start=2)
+    ]
+
+
+def _seen(*lines: str) -> JobContext:
+    context = JobContext()
+    for line in lines:
+        context.observe(line)
+    return context
+
+
+def test_the_deepest_package_frame_names_the_culprit_and_plumbing_is_passed_over():
+    frames = _frames(
+        "/usr/lib/python3.10/runpy.py",
+        "/usr/local/lib/python3.10/site-packages/vllm_ascend/worker/model_runner_v1.py",
+        "/usr/local/lib/python3.10/site-packages/transformers/modeling_utils.py",
+        "/usr/local/lib/python3.10/site-packages/torch/nn/modules/module.py",
+    )
+    package, how = culprit(frames, EvidenceLine(source="job.log", line=9, text="KeyError: 'x'"), JobContext())
+    assert package.name == "transformers"
+    assert "modeling_utils.py" in how
+
+
+def test_frames_after_the_error_line_belong_to_another_traceback():
+    frames = _frames("/opt/venv/lib/python3.11/site-packages/verl/workers/fsdp_workers.py")
+    frames += [
+        EvidenceLine(source="job.log", line=20, text='File "/opt/venv/site-packages/peft/tuners/lora.py", line 3, in f')
+    ]
+    package, _ = culprit(frames, EvidenceLine(source="job.log", line=5, text="ValueError: bad"), JobContext())
+    assert package.name == "verl"
+
+
+def test_a_source_checkout_is_named_by_its_package_directory():
+    frames = _frames("/vllm-workspace/vllm-ascend/vllm_ascend/ops/fused_moe.py")
+    package, _ = culprit(frames, None, JobContext())
+    assert package.name == "vLLM-Ascend"
+
+
+def test_without_frames_the_running_framework_is_the_culprit():
+    package, how = culprit([], None, _seen("llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:12: CANN error"))
+    assert package.name == "llama.cpp" and how == "the log shows it running"
+    assert any("GGML_CANN" in command for command in package.commands)
+
+
+def test_no_package_and_no_framework_means_no_update_is_offered():
+    assert update_fix(_frames("train.py", "/usr/lib/python3.10/threading.py"), None, JobContext()) == []
+
+
+def test_an_unknown_error_in_a_packages_code_is_offered_its_update(scan_text):
+    result = scan_text(
+        "Traceback (most recent call last):\n"
+        '  File "/root/train.py", line 3, in <module>\n'
+        '  File "/usr/local/lib/python3.10/site-packages/frobnicate/core.py", line 88, in spin\n'
+        "FrobnicatorError: the quantum frobnicator overflowed its widget budget\n"
+    )
+    fixes = [fix for fix in result.diagnoses[0].fixes if fix.kind == "fix"]
+    assert fixes[0].title == "Upgrade frobnicate to a release that fixes this error"
+    assert fixes[0].commands == ["pip install -U frobnicate"]
+    assert "core.py" in fixes[0].description
