@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from triage.engine.hints import degenerate_text, looped_output
-from triage.engine.error_lines import CODE, EXCEPTION, LEVEL, SIGNAL, TRACEBACK, error_kind, message_of
+from triage.engine.error_lines import CODE, EXCEPTION, EXIT, LEVEL, SIGNAL, SYMPTOM, TRACEBACK, error_kind, message_of
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
 from triage.engine.safety_net import (
@@ -91,6 +91,11 @@ from triage.results import Diagnosis, EvidenceLine
             LEVEL,
             "EngineCore failed to start.",
         ),
+        # Open MPI's signal handler (mindspore-lab/mindyolo#238), logrus, make, a shell.
+        ("[notebook-2a7f:3436928] Failing at address: 0xb8", SIGNAL, None),
+        ('time="2025-11-28T09:37:41Z" level=fatal msg="no NPU found on this node"', LEVEL, None),
+        ("make[2]: *** [CMakeFiles/npu_ops.dir/build.make:76: npu_ops.o] Error 1", EXIT, None),
+        ("bash: line 1: npu-smi: command not found", SYMPTOM, None),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):
@@ -113,6 +118,7 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "[2025-01-01 10:00:00] [DEBUG] retrying after a timed out probe",
         "I20251208 11:52:33.906306 69771 hf_model_loader.cpp:65] shard 2 read timed out, retrying",
         "[2025-12-08 11:52:44.735471] [info] [69197] [server.h:12] retry after timed out request",
+        "step 10 failures: 0",
     ],
 )
 def test_lines_that_are_not_errors(line):

@@ -35,7 +35,7 @@ _CODE = re.compile(
 _SIGNAL = re.compile(
     r"(?i:segmentation fault|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|\bSIGKILL\b|bus error|core dumped|"
     r"fatal python error|terminate called|double free|corrupted (?:size|double-linked)|"
-    r"signal\s*:?\s*(?:6|7|9|11)\b|\bkilled\b.*\b(?:signal|oom)|oom-kill)"
+    r"signal\s*:?\s*(?:6|7|9|11)\b|\bkilled\b.*\b(?:signal|oom)|oom-kill|failing at address:\s*(?:0x|\(nil\)))"
 )
 _GLOG_STAMP = r"\[?[{levels}]\d{{4}}(?:\d{{4}})? \d{{2}}:\d{{2}}:\d{{2}}"
 """glog's and PyTorch C++'s severity letter glued to the date: `E1208 11:52:44.736321 69197 file.cc:96]`,
@@ -46,7 +46,10 @@ _PADDLE_STAMP = r"\[[{levels}]\s+\d{{1,2}}/\s?\d{{1,2}} \d\d:\d\d:\d\d"
 _LEVEL = re.compile(
     r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
-    r"|\[(?:error|critical|fatal)\]|" + _PADDLE_STAMP.format(levels="FE") + "|" + _GLOG_LEVEL.format(levels="EF")
+    r"|\[(?:error|critical|fatal)\]|\blevel=(?:error|fatal|panic)\b|"
+    + _PADDLE_STAMP.format(levels="FE")
+    + "|"
+    + _GLOG_LEVEL.format(levels="EF")
 )
 _QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I|info|debug)\]|\b(?:INFO|DEBUG)\b|" + _GLOG_LEVEL.format(levels="ID"))
 """A logger's level that says its line is no error: a symptom's word there is not one."""
@@ -55,19 +58,19 @@ _SYMPTOM = re.compile(
     r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet )?supported|unsupported|not implemented|"
     r"segmentation|core dump|\bkilled\b|undefined symbol|cannot open|no such file|mismatch|timed out|\bhang(?:s|ing)?\b|"
     r"\bstuck\b|deadlock|illegal|no kernel|does not (?:has|have) any binary|requirements are unsatisfiable|"
-    r"no solution found when resolving|could not find a version that satisfies)"
+    r"no solution found when resolving|could not find a version that satisfies|: command not found)"
 )
 """Words of a failure on a line that no log level or exception marks: the weakest sign, kept for
 logs that hold nothing stronger (NaN metrics, a bare `Killed`, a 'not supported' notice)."""
 _EXIT = re.compile(
     r"(?i:exit(?:ed)?\s*(?:with\s*)?(?:code|status)\s*[:=]?\s*-?[1-9]\d*|exitcode\s*:\s*-?[1-9]\d*"
-    r"|returned non-zero exit status|non-zero exit code)"
+    r"|returned non-zero exit status|non-zero exit code|^\S*make(?:\[\d+\])?: \*\*\* .* Error \d+)"
 )
 _NOT_AN_ERROR = re.compile(
     r"(?i:\b(?:no|0|zero)\s+errors?\b|\berrors?\s*[=:]\s*0\b|error[_ ]?(?:rate|count)\b|"
     r"\bif (?:an? )?error|ignore[sd]? (?:the )?errors?|warnings?\s*:|UserWarning|FutureWarning|"
     r"DeprecationWarning|^\s*File \"|^[\s>]*raise\s|"
-    r"\b(?:nan|inf|errors?|fail\w*|overflow\w*|skipped|timeouts?)\b[\w ]{0,24}[:=]\s*0(?:\.0+)?(?![.\d]))"
+    r"\b(?:nan|inf|errors?|fail\w*|overflow\w*|skipped|timeouts?)\b[\w ]{0,24}[:=]\s*0(?:\.0+)?(?![.\dxX]))"
 )
 
 # Launcher and logger prefixes that come before the message: timestamps, ranks, worker names.
