@@ -197,6 +197,8 @@ def test_a_log_that_ends_on_work_finished_is_no_stall(scan_text, last):
         # vllm-project/vllm-ascend#883, as pasted (shortened): a model stuck on one token
         '{"choices":[{"index":0,"text":"\\n)),)_)))\\".\\".\\".\\".\\"' + "." * 40 + '","finish_reason":"length"}]}',
         "output: " + "!" * 30,
+        # vllm-project/vllm-ascend#1743, as pasted (shortened): punctuation soup with a few words
+        '{"choices":[{"index":0,"text":",.,. and,.,,,,,,.,0 and,, and,,,)),.,, a,;,,,.,,;;,,,,, and,, to,,,,,,,,,.,,,,,,,,,.,)"}]}',
     ],
 )
 def test_output_that_repeats_itself_is_degenerate(line):
@@ -216,6 +218,9 @@ def test_output_that_repeats_itself_is_degenerate(line):
         "Loading checkpoint shards ........................................ done",
         "Prompt: 'Translate: good morning', Generated text: ' Bonjour! In Japanese: おはよう, in Chinese: 早上好.'",
         "Generated text: ' 北京是中国的首都 (Beijing is the capital of China), 上海 is its largest city.'",
+        # A request's prompt, and a completion of code: punctuation, but not mostly
+        '{"text": "What is SGLang?", "sampling_params": {"temperature": 0, "max_new_tokens": 1000}}',
+        '"text":"def f(x):\n    return {k: [v] for k, v in x.items()} if x else {}"',
     ],
 )
 def test_paths_banners_progress_and_numbers_are_not_degenerate(line):

@@ -156,8 +156,17 @@ def degenerate_text(text: str) -> bool:
     return generated is not None and _garbled(text[generated.end() :])
 
 
+PUNCTUATION_SOUP = 0.6
+SOUP_SPAN = 60
+"""Generated text whose first characters (this many, spaces aside) are mostly punctuation is
+fill from wrong logits (",.,. and,.,,,,,,.,0 and,, and"): prose carries a few percent, code a third."""
+
+
 def _garbled(generated: str) -> bool:
     if _ONE_SYMBOL_RUN().search(generated):
+        return True
+    visible = "".join(generated.split())[:SOUP_SPAN]
+    if len(visible) == SOUP_SPAN and sum(not c.isalnum() for c in visible) >= PUNCTUATION_SOUP * SOUP_SPAN:
         return True
     scripts = [m.lastindex for m in _SCRIPTS().finditer(generated)]
     switches = sum(1 for before, after in zip(scripts, scripts[1:]) if before != after)
