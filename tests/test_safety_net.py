@@ -96,6 +96,19 @@ from triage.results import Diagnosis, EvidenceLine
         ('time="2025-11-28T09:37:41Z" level=fatal msg="no NPU found on this node"', LEVEL, None),
         ("make[2]: *** [CMakeFiles/npu_ops.dir/build.make:76: npu_ops.o] Error 1", EXIT, None),
         ("bash: line 1: npu-smi: command not found", SYMPTOM, None),
+        # An exception in parentheses (runpy), onnxruntime's CANN EP, an Android-style logger (nndeploy)
+        (
+            "/usr/bin/python3: Error while finding module specification for 'x.y' (ModuleNotFoundError: No module named 'x')",
+            EXCEPTION,
+            "ModuleNotFoundError: No module named 'x')",
+        ),
+        (
+            "CANN failure 507013: (look for ACL_ERROR_xxx in acl. h); NPU=0 ; expr=aclrtSynchronizeStream(s);",
+            LEVEL,
+            None,
+        ),
+        ("E/nndeploy_default_str: inferShape [File op_conv.cc][Line 29] input_shape.size() < 2.", LEVEL, None),
+        ("CAUTION: The operator 'aten::foo' is not currently supported on the NPU backend", SYMPTOM, None),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):

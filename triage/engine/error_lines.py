@@ -24,7 +24,7 @@ SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, TRACEBACK: 0.5,
 the job raised; its frames tell where."""
 
 _EXCEPTION = re.compile(
-    r"(?:^|[\s:\]\)>|])"
+    r"(?:^|[\s:\]\)>|(])"
     r"((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Failure|Fault|Unsupported)|Exception|Error))"
     r"(?::\s|:$|$|\((?=['\"]))"  # `NameError: x`, or its repr `NameError('x')` as loggers print it
 )
@@ -46,7 +46,7 @@ _PADDLE_STAMP = r"\[[{levels}]\s+\d{{1,2}}/\s?\d{{1,2}} \d\d:\d\d:\d\d"
 _LEVEL = re.compile(
     r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
-    r"|\[(?:error|critical|fatal)\]|\blevel=(?:error|fatal|panic)\b|"
+    r"|\[(?:error|critical|fatal)\]|\blevel=(?:error|fatal|panic)\b|^[EF]/[\w.-]+:\s|\b[Ff]ailure\s+\d{3,}\b|"
     + _PADDLE_STAMP.format(levels="FE")
     + "|"
     + _GLOG_LEVEL.format(levels="EF")
@@ -55,7 +55,7 @@ _QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I|info|debug)\]|\b(?:INFO|DEBUG)\b|"
 """A logger's level that says its line is no error: a symptom's word there is not one."""
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 _SYMPTOM = re.compile(
-    r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet )?supported|unsupported|not implemented|"
+    r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet |currently )?supported|unsupported|not implemented|"
     r"segmentation|core dump|\bkilled\b|undefined symbol|cannot open|no such file|mismatch|timed out|\bhang(?:s|ing)?\b|"
     r"\bstuck\b|deadlock|illegal|no kernel|does not (?:has|have) any binary|requirements are unsatisfiable|"
     r"no solution found when resolving|could not find a version that satisfies|: command not found)"
