@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from triage.engine.error_lines import SALIENCE, error_kind, message_of  # noqa: E402
 from triage.engine.nearest import FRAMES_SUFFIX  # noqa: E402
 from triage.engine.unclaimed import FRAME, MAX_FRAMES, frame_of  # noqa: E402
-from triage.kbtools.evaluate import load_cases  # noqa: E402
+from triage.kbtools.cases import load_cases  # noqa: E402
 from triage.kb.loader import safe_yaml  # noqa: E402
 from triage.kb.paths import CASES_FILE, NEIGHBOURS_FILE  # noqa: E402
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, SAMPLES
-from triage.kbtools.evaluate import evaluate, load_cases
+from triage.kbtools.cases import load_cases
+from triage.kbtools.evaluate import evaluate
 
 SHARED_LOGS = ROOT.parent / "shared" / "logs" / "dev"
 TOP1, TOP3 = 0.90, 0.97
@@ -38,3 +39,23 @@ def test_eval_reports_unreadable_labelled_logs(tmp_path):
         [sys.executable, "-m", "triage", "eval", str(tmp_path)], capture_output=True, text=True, cwd=ROOT
     )
     assert proc.returncode == 2 and "missing.log: no such file" in proc.stderr
+
+
+def test_each_failure_is_counted_under_the_layer_that_named_it(engine_kb, tmp_path):
+    logs = {
+        "oom.log": "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.00 GiB total capacity)\n",
+        "odd.log": "FrobnicatorError: the quantum frobnicator overflowed its widget budget\n",
+        "quiet.log": "step 1 loss 2.0\nstep 2 loss 1.9\n",
+    }
+    for name, text in logs.items():
+        (tmp_path / name).write_text(text)
+    labels = "".join(f"- {{file: {name}, category: npu_oom}}\n" for name in logs)
+    (tmp_path / "labels.yaml").write_text(labels)
+    report = evaluate(engine_kb, load_cases(tmp_path))
+    assert {o.case.file.name: o.layer for o in report.outcomes} == {
+        "oom.log": "entry",
+        "odd.log": "guess",
+        "quiet.log": "none",
+    }
+    layers = report.grouped("layer")
+    assert layers["entry"]["top1"] == 1.0 and layers["none"]["no_diagnosis"] == 1.0

@@ -14,7 +14,8 @@ import pytest
 from tests.conftest import ROOT
 from triage.engine.context import JobContext
 from triage.kb.loader import safe_yaml
-from triage.kbtools.evaluate import evaluate, load_cases, thread_key
+from triage.kbtools.cases import load_cases, thread_key
+from triage.kbtools.evaluate import evaluate
 
 CORPUS = ROOT / "logs_samples" / "real"
 # Session 10 added 46 fresh test threads in three rounds, which read lower (26 of 46 named right before

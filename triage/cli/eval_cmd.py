@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "eval",
         help="measure accuracy on labelled logs",
         description="Scan every log of a labelled directory (labels.yaml, or cases.yaml with category and "
-        "log_file) and print top-1/top-3 category accuracy, the share of failure logs with no diagnosis, false "
+        "log_file) and print top-1/top-3 category accuracy, the share of failure logs with no diagnosis, how many "
+        "failures specific entries, family rules and the safety net's guesses named (and named rightly), false "
         "alarms on healthy logs, and, where threads confirm a fix, how often the top cause and the first two "
         "fixes are the thread's. A corpus with a train/test split is reported per split: quote the test figures.",
     )
@@ -42,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from triage.kbtools.evaluate import LabelError, evaluate, load_cases
+    from triage.kbtools.cases import LabelError, load_cases
+    from triage.kbtools.evaluate import evaluate
 
     try:
         cases = load_cases(Path(args.directory))
@@ -80,6 +82,7 @@ def _print_report(report: Any, args: argparse.Namespace) -> None:
         label = f"{split} split" if split else "all cases"
         console.print(_category_table(report, split, label))
         summary = report.summary(split)
+        console.print(_layer_line(report, split))
         console.print(f"False alarms on healthy logs: {summary['false_alarms']} of {summary['healthy_logs']}")
         console.print(
             f"Keyword baseline on the same logs (one regex per category): top-1 {summary['keyword_top1']:.1%}, "
@@ -123,6 +126,21 @@ def _category_table(report: Any, split: str | None, label: str) -> Any:
     cells = (f"{summary['top1']:.1%}", f"{summary['top3']:.1%}", f"{summary['no_diagnosis']:.1%}")
     table.add_row("all", str(summary["cases"]), *cells, style="bold")
     return table
+
+
+_LAYERS = (("entry", "specific entries"), ("family", "family rules"), ("guess", "the safety net's guesses"))
+
+
+def _layer_line(report: Any, split: str | None) -> str:
+    """How many failures each layer named, and how many of those rightly: where accuracy is lost."""
+    rows = report.grouped("layer", split)
+    named = [
+        f"{name} {round(rows[layer]['top1'] * rows[layer]['cases'])} of {rows[layer]['cases']}"
+        for layer, name in _LAYERS
+        if layer in rows
+    ]
+    silent = rows.get("none", {}).get("cases", 0)
+    return f"Named rightly by {', '.join(named)}; {silent} named by nothing"
 
 
 def _repo_table(report: Any, split: str | None, label: str) -> Any:

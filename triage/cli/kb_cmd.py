@@ -145,7 +145,7 @@ def run_show(args: argparse.Namespace) -> int:
         print(json.dumps(entry.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False, indent=2))
         return EXIT_OK
     from triage.cli.kb_render import render_entry
-    from triage.kbtools.evaluate import confirmed_cases
+    from triage.kbtools.cases import confirmed_cases
     from triage.kbtools.samples import default_samples_dir
 
     print(render_entry(entry, kb.sources[entry.id].path, confirmed_cases(default_samples_dir() / "real")))

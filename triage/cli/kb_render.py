@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from triage.kb.models import Entry
-from triage.kbtools.evaluate import Case, thread_key
+from triage.kbtools.cases import Case, thread_key
 
 
 def render_entry(entry: Entry, path: Path, proof: Mapping[str, Case] | None = None) -> str:

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterable
 
-import yaml
 
 from triage.engine.compiled import CompiledKB
 from triage.engine.prefilter import build_prefilter
 from triage.engine.scanner import Scanner
-from triage.kb.loader import safe_yaml
+from triage.kbtools.cases import Case, thread_key
 from triage.kbtools.baseline import classify_files
 from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE
 from triage.results import Diagnosis, FixResult, ScanResult
@@ -32,30 +31,6 @@ FALSE_ALARM_CONFIDENCE = 0.5
 """On a healthy log, an error-level diagnosis at this confidence or more is a false alarm."""
 FIXES_CHECKED = 2
 """The thread's fix counts as offered when it is among this many first fixes of the top diagnosis."""
-
-
-class LabelError(Exception):
-    """The labels file is missing or malformed; str() is one line."""
-
-
-@dataclass(frozen=True)
-class Case:
-    file: Path
-    category: str | None
-    top: str | None = None
-    healthy: bool = False
-    honeypot: bool = False
-    id: str = ""
-    repo: str | None = None
-    split: str | None = None
-    cause_terms: tuple[str, ...] = ()
-    fix_terms: tuple[str, ...] = ()
-    source: str | None = None
-    """The thread the case was taken from."""
-
-    @property
-    def has_confirmed_fix(self) -> bool:
-        return bool(self.fix_terms) and not self.healthy
 
 
 @dataclass
@@ -79,6 +54,14 @@ class CaseOutcome:
     def failures(self) -> list[tuple[str, float]]:
         """(severity, confidence) of every diagnosis, for the false-alarm rule."""
         return [(d.severity, d.confidence) for d in self.result.diagnoses]
+
+    @property
+    def layer(self) -> str:
+        """Which layer named the failure: a specific entry, a family rule, the safety net's guess, or none."""
+        top = self.top
+        if top is None:
+            return "none"
+        return "guess" if top.guess else "family" if top.family else "entry"
 
     @property
     def top1(self) -> bool:
@@ -183,15 +166,14 @@ class Report:
         return summarize(self.select(split))
 
     def grouped(self, key: str, split: str | None = None) -> dict[str, dict[str, Any]]:
-        """Summaries per category or per repository of the failure logs (and healthy logs per repo)."""
+        """Summaries per category, per layer (what named the failure) or per repository of the failure
+        logs (and healthy logs per repo)."""
         groups: dict[str, list[CaseOutcome]] = defaultdict(list)
         for outcome in self.select(split):
-            if key == "category":
-                if outcome.case.healthy:
-                    continue
-                groups[outcome.case.category or "?"].append(outcome)
-            else:
+            if key == "repo":
                 groups[outcome.case.repo or "?"].append(outcome)
+            elif not outcome.case.healthy:
+                groups[(outcome.case.category if key == "category" else outcome.layer) or "?"].append(outcome)
         return {name: summarize(items) for name, items in sorted(groups.items())}
 
     def by_category(self, split: str | None = None) -> dict[str, dict[str, Any]]:
@@ -238,6 +220,7 @@ class Report:
                     "summary": self.summary(split),
                     "by_category": self.by_category(split),
                     "by_repo": self.grouped("repo", split),
+                    "by_layer": self.grouped("layer", split),
                 }
                 for split in splits
             },
@@ -265,67 +248,6 @@ def _case_json(o: CaseOutcome) -> dict[str, Any]:
         "fix_in_first_two": o.fix_offered,
         "keyword": o.keyword,
     }
-
-
-def load_cases(directory: Path) -> list[Case]:
-    for name in ("labels.yaml", "cases.yaml"):
-        path = directory / name
-        if path.is_file():
-            break
-    else:
-        raise LabelError(f"{directory}: no labels.yaml or cases.yaml")
-    try:
-        rows = safe_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise LabelError(f"{path}: cannot read labels: {exc}") from None
-    if not isinstance(rows, list):
-        raise LabelError(f"{path}: expected a list of cases")
-    logs = directory / "logs" if (directory / "logs").is_dir() else directory
-    cases = []
-    for number, row in enumerate(rows, 1):
-        if not isinstance(row, dict) or not (row.get("file") or row.get("log_file")):
-            raise LabelError(f"{path}: case {number} has no file/log_file")
-        healthy = bool(row.get("healthy", False)) or row.get("category") == "healthy"
-        cases.append(
-            Case(
-                file=logs / str(row.get("file") or row.get("log_file")),
-                category=None if healthy else row.get("category"),
-                top=row.get("top"),
-                healthy=healthy,
-                honeypot=bool(row.get("honeypot", False)),
-                id=str(row.get("id") or ""),
-                repo=row.get("repo"),
-                split=row.get("split"),
-                cause_terms=tuple(row.get("cause_terms") or ()),
-                fix_terms=tuple(row.get("fix_terms") or ()) if row.get("fix_confirmed", True) else (),
-                source=row.get("source"),
-            )
-        )
-    return cases
-
-
-_GITHUB_THREAD = re.compile(r"https?://github\.com/([^/]+)/([^/]+)/(issues|pull)/(\d+)")
-
-
-def thread_key(url: str) -> str:
-    """A thread's URL as cases and `confirmed_by` are compared: no trailing slash, any case, and a
-    GitHub owner and repository without '-', '_' or '.', so that a renamed repository keeps its
-    threads (hiyouga/LLaMA-Factory is hiyouga/LlamaFactory now)."""
-    key = url.strip().rstrip("/").lower()
-    found = _GITHUB_THREAD.fullmatch(key)
-    if found is None:
-        return key
-    owner, repo, kind, number = (re.sub(r"[-_.]", "", part) for part in found.groups())
-    return f"github.com/{owner}/{repo}/{kind}/{number}"
-
-
-def confirmed_cases(directory: Path) -> dict[str, Case]:
-    """The corpus cases whose thread confirms a fix, by thread (empty where there is no corpus)."""
-    try:
-        cases = load_cases(directory)
-    except LabelError:
-        return {}
-    return {thread_key(case.source): case for case in cases if case.source and case.fix_terms}
 
 
 def evaluate(
