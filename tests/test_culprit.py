@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from triage.engine.context import JobContext
-from triage.engine.culprit import culprit, update_fix
+from triage.engine.culprit import CAUSE_ID, culprit, culprit_advice
 from triage.results import EvidenceLine
 
 
@@ -55,7 +55,7 @@ def test_without_frames_the_running_framework_is_the_culprit():
 
 
 def test_no_package_and_no_framework_means_no_update_is_offered():
-    assert update_fix(_frames("train.py", "/usr/lib/python3.10/threading.py"), None, JobContext()) == []
+    assert culprit_advice(_frames("train.py", "/usr/lib/python3.10/threading.py"), None, JobContext()) == (None, [])
 
 
 def test_an_unknown_error_in_a_packages_code_is_offered_its_update(scan_text):
@@ -65,7 +65,10 @@ def test_an_unknown_error_in_a_packages_code_is_offered_its_update(scan_text):
         '  File "/usr/local/lib/python3.10/site-packages/frobnicate/core.py", line 88, in spin\n'
         "FrobnicatorError: the quantum frobnicator overflowed its widget budget\n"
     )
-    fixes = [fix for fix in result.diagnoses[0].fixes if fix.kind == "fix"]
+    guess = result.diagnoses[0]
+    assert guess.causes[0].id == CAUSE_ID and guess.causes[0].title.startswith("frobnicate does not fit")
+    assert guess.causes[1].id == "unknown"
+    fixes = [fix for fix in guess.fixes if fix.kind == "fix"]
     assert fixes[0].title == "Upgrade frobnicate to a release that fixes this error"
     assert fixes[0].commands == ["pip install -U frobnicate"]
     assert "core.py" in fixes[0].description

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from triage.engine.context import JobContext
 from triage.engine.unclaimed import FRAME
-from triage.results import EvidenceLine, FixResult
+from triage.results import CauseResult, EvidenceLine, FixResult
 
 _INSTALLED = re.compile(r"(?:site|dist)-packages/([A-Za-z_]\w*)")
 
@@ -117,21 +117,38 @@ def culprit(frames: list[EvidenceLine], before: EvidenceLine | None, context: Jo
     return None
 
 
-def update_fix(frames: list[EvidenceLine], before: EvidenceLine | None, context: JobContext) -> list[FixResult]:
-    """Updating the package that raised an unknown error, as a fix to try (none when no package is named)."""
+CAUSE_ID = "package-version-or-bug"
+CAUSE_PROBABILITY = 0.4
+"""What a package that raised an error no rule knows is worth as its cause: most such errors in the
+train threads were a release of that package that did not fit the rest of the stack, or its bug."""
+
+
+def culprit_advice(
+    frames: list[EvidenceLine], before: EvidenceLine | None, context: JobContext
+) -> tuple[CauseResult | None, list[FixResult]]:
+    """The package that raised an unknown error as its likeliest cause, and updating it as the fix
+    to try (neither when no package is named)."""
     found = culprit(frames, before, context)
     if found is None:
-        return []
+        return None, []
     package, how = found
     keep = f"; {package.note}" if package.note else ""
-    return [
-        FixResult(
-            title=f"Upgrade {package.name} to a release that fixes this error",
-            description=(
-                f"No rule knows this error and {how}: an error inside a framework is most often a bug fixed in a "
-                f"later release, or a call a newer release of a library it uses makes differently. Search its "
-                f"tracker for the message (below) and update{keep}."
-            ),
-            commands=list(package.commands),
-        )
-    ]
+    cause = CauseResult(
+        id=CAUSE_ID,
+        title=f"{package.name} does not fit the rest of the stack (a version mismatch: an API one side changed) "
+        "or has a bug that a later release fixes",
+        probability=CAUSE_PROBABILITY,
+        how_to_tell=f"{how[0].upper()}{how[1:]}; its tracker or release notes mention the message, and the "
+        "versions its requirements list (or a newer release) make it pass.",
+    )
+    fix = FixResult(
+        title=f"Upgrade {package.name} to a release that fixes this error",
+        addresses=[CAUSE_ID],
+        description=(
+            f"No rule knows this error and {how}: an error inside a framework is most often a bug fixed in a "
+            f"later release, or a call a newer release of a library it uses makes differently. Search its "
+            f"tracker for the message (below) and update{keep}."
+        ),
+        commands=list(package.commands),
+    )
+    return cause, [fix]

@@ -14,7 +14,7 @@ from triage.engine.advice import order_fixes
 from triage.engine.codes import Decoded
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
-from triage.engine.culprit import update_fix
+from triage.engine.culprit import culprit_advice
 from triage.engine.error_lines import TRACEBACK, exception_name, message_of
 from triage.engine.hints import degenerate_text, looped_output, stall_category, word_votes
 from triage.engine.nearest import HEALTHY, Guess
@@ -96,6 +96,9 @@ def diagnose_unclaimed(
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
     borrowed = _borrowed_entry(kb, guess)
     causes, fixes = _advice(kb, borrowed, context) if borrowed is not None else _reported_advice(kb, guess)
+    suspect, update = culprit_advice([line for _, line in unclaimed.frames], lead.line, context)
+    if suspect is not None and [cause.id for cause in causes] == ["unknown"]:
+        causes = [suspect, replace(causes[0], probability=round(1.0 - suspect.probability, 3))]
     primary = Diagnosis(
         id=ID,
         category=category,
@@ -108,7 +111,7 @@ def diagnose_unclaimed(
         evidence=[e.line for e in telling[:4]],
         evidence_count=sum(e.count for e in telling),
         causes=causes,
-        fixes=fixes + update_fix([line for _, line in unclaimed.frames], lead.line, context) + _next_steps(lead),
+        fixes=fixes + update + _next_steps(lead),
         probes=[],
         rank=lead.line.rank,
         first_seen=lead.order,
