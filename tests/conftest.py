@@ -54,3 +54,13 @@ def _no_user_kb(monkeypatch):
     monkeypatch.delenv("TRIAGE_KB_PATH", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     os.environ.setdefault("COLUMNS", "120")
+
+
+def context_of(*lines: str):
+    """The job context the scan reads from these lines."""
+    from triage.engine.context import JobContext
+
+    context = JobContext()
+    for line in lines:
+        context.observe(line)
+    return context

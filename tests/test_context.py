@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import context_of
 from triage.engine.advice import order_fixes
 from triage.engine.context import JobContext
 from triage.results import CauseResult
-
-
-def context_of(*lines: str) -> JobContext:
-    context = JobContext()
-    for line in lines:
-        context.observe(line)
-    return context
 
 
 def test_workload_launcher_versions_soc_and_env():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.conftest import context_of
 from triage.engine.context import JobContext
 from triage.engine.culprit import CAUSE_ID, culprit, culprit_advice
 from triage.results import EvidenceLine
@@ -12,13 +13,6 @@ def _frames(*paths: str) -> list[EvidenceLine]:
         EvidenceLine(source="job.log", line=number, text=f'File "{path}", line 10, in run')
         for number, path in enumerate(paths, start=2)
     ]
-
-
-def _seen(*lines: str) -> JobContext:
-    context = JobContext()
-    for line in lines:
-        context.observe(line)
-    return context
 
 
 def test_the_deepest_package_frame_names_the_culprit_and_plumbing_is_passed_over():
@@ -49,7 +43,7 @@ def test_a_source_checkout_is_named_by_its_package_directory():
 
 
 def test_without_frames_the_running_framework_is_the_culprit():
-    package, how = culprit([], None, _seen("llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:12: CANN error"))
+    package, how = culprit([], None, context_of("llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:12: CANN error"))
     assert package.name == "llama.cpp" and how == "the log shows it running"
     assert any("GGML_CANN" in command for command in package.commands)
 
