@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from triage.engine.context import JobContext
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "logs_samples"
 
@@ -56,10 +58,8 @@ def _no_user_kb(monkeypatch):
     os.environ.setdefault("COLUMNS", "120")
 
 
-def context_of(*lines: str):
+def context_of(*lines: str) -> JobContext:
     """The job context the scan reads from these lines."""
-    from triage.engine.context import JobContext
-
     context = JobContext()
     for line in lines:
         context.observe(line)
