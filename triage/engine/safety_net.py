@@ -94,11 +94,7 @@ def diagnose_unclaimed(
     category = guess.category if guess else "other"
     strength = guess.share * max(0.0, guess.score - 55.0) / 45.0 if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
-    borrowed = _borrowed_entry(kb, guess)
-    causes, fixes = _advice(kb, borrowed, context) if borrowed is not None else _reported_advice(kb, guess)
-    suspect, update = culprit_advice([line for _, line in unclaimed.frames], lead.line, context)
-    if suspect is not None and [cause.id for cause in causes] == ["unknown"]:
-        causes = [suspect, replace(causes[0], probability=round(1.0 - suspect.probability, 3))]
+    causes, fixes = _guess_advice(kb, guess, unclaimed, lead, context)
     primary = Diagnosis(
         id=ID,
         category=category,
@@ -111,7 +107,7 @@ def diagnose_unclaimed(
         evidence=[e.line for e in telling[:4]],
         evidence_count=sum(e.count for e in telling),
         causes=causes,
-        fixes=fixes + update + _next_steps(lead),
+        fixes=fixes + _next_steps(lead),
         probes=[],
         rank=lead.line.rank,
         first_seen=lead.order,
@@ -120,6 +116,19 @@ def diagnose_unclaimed(
         extracted={"neighbour_similarity": guess.score, "vote_share": guess.share} if guess else {},
     )
     return [primary] + _alternatives(primary, guess)
+
+
+def _guess_advice(
+    kb: CompiledKB, guess: Guess | None, unclaimed: UnclaimedErrors, lead: ErrorLine, context: JobContext
+) -> tuple[list[CauseResult], list[FixResult]]:
+    """A guess's causes and fixes: a close entry's (marked as borrowed), else what a close reported
+    failure's thread found, else the package whose code raised the error; then updating that package."""
+    borrowed = _borrowed_entry(kb, guess)
+    causes, fixes = _advice(kb, borrowed, context) if borrowed is not None else _reported_advice(kb, guess)
+    suspect, update = culprit_advice([line for _, line in unclaimed.frames], lead.line, context)
+    if suspect is not None and [cause.id for cause in causes] == ["unknown"]:
+        causes = [suspect, replace(causes[0], probability=round(1.0 - suspect.probability, 3))]
+    return causes, fixes + update
 
 
 def second_opinion(kb: CompiledKB, family: Diagnosis, shown: set[str]) -> list[Diagnosis]:
