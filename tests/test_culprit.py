@@ -66,3 +66,9 @@ def test_an_unknown_error_in_a_packages_code_is_offered_its_update(scan_text):
     assert fixes[0].title == "Upgrade frobnicate to a release that fixes this error"
     assert fixes[0].commands == ["pip install -U frobnicate"]
     assert "core.py" in fixes[0].description
+
+
+def test_vllm_on_an_npu_is_updated_with_its_plugin_as_one_release_line():
+    package, _ = culprit(_frames("/usr/local/lib/python3.11/site-packages/vllm/v1/engine/core.py"), None, JobContext())
+    assert package.name == "vLLM and vLLM-Ascend"
+    assert "pip install vllm==X vllm-ascend==X" in package.commands

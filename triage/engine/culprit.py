@@ -36,6 +36,12 @@ PACKAGES: dict[str, Package] = {
         ("docker pull quay.io/ascend/vllm-ascend:<newer tag>", "pip install vllm==X vllm-ascend==X"),
         _STACK_NOTE,
     ),
+    # On an NPU, vLLM runs with the vLLM-Ascend plugin pinned to it: one is not updated without the other.
+    "vllm": Package(
+        "vLLM and vLLM-Ascend",
+        ("docker pull quay.io/ascend/vllm-ascend:<newer tag>", "pip install vllm==X vllm-ascend==X"),
+        _STACK_NOTE,
+    ),
     "vllm_omni": Package("vLLM-Omni", ("pip install -U vllm-omni",), "with the vLLM(-Ascend) release it names"),
     "sglang": Package("SGLang", ("pip install -U sglang",), "with the sgl-kernel-npu build it names"),
     "torch_npu": Package(
@@ -63,7 +69,7 @@ PACKAGES: dict[str, Package] = {
 """Packages whose name or update is not simply `pip install -U <directory name>`."""
 _WORKLOAD_PACKAGES = {
     "vllm-ascend": "vllm_ascend",
-    "vllm": "vllm_ascend",  # on an NPU, vLLM runs through the vLLM-Ascend plugin
+    "vllm": "vllm",
     "hf-trainer": "transformers",
     "sglang": "sglang",
     "llamafactory": "llamafactory",
