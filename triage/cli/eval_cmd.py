@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -133,14 +134,11 @@ _LAYERS = (("entry", "specific entries"), ("family", "family rules"), ("guess", 
 
 def _layer_line(report: Any, split: str | None) -> str:
     """How many failures each layer named, and how many of those rightly: where accuracy is lost."""
-    rows = report.grouped("layer", split)
-    named = [
-        f"{name} {round(rows[layer]['top1'] * rows[layer]['cases'])} of {rows[layer]['cases']}"
-        for layer, name in _LAYERS
-        if layer in rows
-    ]
-    silent = rows.get("none", {}).get("cases", 0)
-    return f"Named rightly by {', '.join(named)}; {silent} named by nothing"
+    failing = [outcome for outcome in report.select(split) if not outcome.case.healthy]
+    named = Counter(outcome.layer for outcome in failing)
+    right = Counter(outcome.layer for outcome in failing if outcome.top1)
+    counts = [f"{name} {right[layer]} of {named[layer]}" for layer, name in _LAYERS if named[layer]]
+    return f"Named rightly by {', '.join(counts)}; {named['none']} named by nothing"
 
 
 def _repo_table(report: Any, split: str | None, label: str) -> Any:

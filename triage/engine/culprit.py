@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from triage.engine.context import JobContext
-from triage.engine.unclaimed import FRAME
+from triage.engine.unclaimed import FRAME, frame_path
 from triage.results import CauseResult, EvidenceLine, FixResult
 
 _INSTALLED = re.compile(r"(?:site|dist)-packages/([A-Za-z_]\w*)")
@@ -30,18 +30,11 @@ class Package:
 
 
 _STACK_NOTE = "take a newer release line whole: it pins its vLLM, torch_npu and CANN"
+_VLLM_ASCEND_LINE = ("docker pull quay.io/ascend/vllm-ascend:<newer tag>", "pip install vllm==X vllm-ascend==X")
 PACKAGES: dict[str, Package] = {
-    "vllm_ascend": Package(
-        "vLLM-Ascend",
-        ("docker pull quay.io/ascend/vllm-ascend:<newer tag>", "pip install vllm==X vllm-ascend==X"),
-        _STACK_NOTE,
-    ),
+    "vllm_ascend": Package("vLLM-Ascend", _VLLM_ASCEND_LINE, _STACK_NOTE),
     # On an NPU, vLLM runs with the vLLM-Ascend plugin pinned to it: one is not updated without the other.
-    "vllm": Package(
-        "vLLM and vLLM-Ascend",
-        ("docker pull quay.io/ascend/vllm-ascend:<newer tag>", "pip install vllm==X vllm-ascend==X"),
-        _STACK_NOTE,
-    ),
+    "vllm": Package("vLLM and vLLM-Ascend", _VLLM_ASCEND_LINE, _STACK_NOTE),
     "vllm_omni": Package("vLLM-Omni", ("pip install -U vllm-omni",), "with the vLLM(-Ascend) release it names"),
     "sglang": Package("SGLang", ("pip install -U sglang",), "with the sgl-kernel-npu build it names"),
     "torch_npu": Package(
@@ -95,9 +88,9 @@ PLUMBING = frozenset(
 
 def _package_of(frame_line: str) -> str | None:
     found = FRAME.search(frame_line)
-    path = found and (found.group("file") or found.group("file2") or found.group("file3"))
-    if not path:
+    if found is None:
         return None
+    path = frame_path(found)
     installed = _INSTALLED.search(path)
     name = installed.group(1) if installed else next((part for part in path.split("/") if part in PACKAGES), None)
     return name if name and name not in PLUMBING and not name.startswith("_") else None
@@ -112,9 +105,9 @@ def culprit(frames: list[EvidenceLine], before: EvidenceLine | None, context: Jo
         name = _package_of(frame.text)
         if name:
             where = frame.text.rsplit("/", 1)[-1].strip()
-            return PACKAGES.get(name) or Package(
-                name.replace("_", "-"), (f"pip install -U {name.replace('_', '-')}",)
-            ), (f"it is raised in its code ({where})")
+            pip_name = name.replace("_", "-")
+            package = PACKAGES.get(name) or Package(pip_name, (f"pip install -U {pip_name}",))
+            return package, f"it is raised in its code ({where})"
     workload = context.workload
     if workload in _WORKLOADS_BUILT:
         return _WORKLOADS_BUILT[workload], "the log shows it running"

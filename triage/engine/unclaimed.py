@@ -25,9 +25,14 @@ FRAME = re.compile(
 pybind11 does under a C++ exception's `At:` (`path/x.py(14): <module>`)."""
 
 
+def frame_path(found: re.Match[str]) -> str:
+    """The source file a FRAME match names, as the frame prints it."""
+    return found.group("file") or found.group("file2") or found.group("file3")
+
+
 def frame_of(found: re.Match[str]) -> str:
     """`file function` of a FRAME match."""
-    path = found.group("file") or found.group("file2") or found.group("file3")
+    path = frame_path(found)
     function = found.group("function") or found.group("function2") or found.group("function3")
     return f"{path.rsplit('/', 1)[-1]} {function}"
 
