@@ -30,6 +30,7 @@ def test_workload_launcher_versions_soc_and_env():
     ("line", "workload"),
     [
         ("[2026-08-26 01:05:32 TP1] Scheduler hit an exception: Traceback (most recent call last):", "sglang"),
+        ("ERROR 06-04 05:01:35 [multiproc_executor.py:932] RuntimeError: Expected all tensors", "vllm"),
         ("triton.compiler.errors.MLIRCompilationError: [ConvertLinalgRToBinary] encounters error:", "triton-ascend"),
         (
             "subprocess.CalledProcessError: Command '['/usr/local/Ascend/bin/bishengir-compile', 'k.mlir']'",

@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 # another (vllm-ascend before vllm).
 WORKLOAD_PATTERNS: tuple[tuple[str, str], ...] = (
     ("vllm-ascend", r"vllm[_-]ascend"),
-    ("vllm", r"\bvllm\b|VllmWorker|\bEngineCore(?:_DP\d+)?\b|vllm\.entrypoints"),
+    # vLLM's logger stamps `LEVEL MM-DD HH:MM:SS [file.py:line]`; only its ERROR lines are read.
+    (
+        "vllm",
+        r"\bvllm\b|VllmWorker|\bEngineCore(?:_DP\d+)?\b|vllm\.entrypoints"
+        r"|\bERROR \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w. -]+\.py:\d+\]",
+    ),
     # Only lines that come once a run (a failure, a traceback's path) name the job: a pattern that
     # every line of a log carries (a worker's prefix) would make every line a candidate.
     ("sglang", r"\bsglang\b|sgl[_-]kernel|\bScheduler hit an exception\b"),
