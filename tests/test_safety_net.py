@@ -10,10 +10,11 @@ from triage.engine.hints import degenerate_text, looped_output
 from triage.engine.error_lines import CODE, EXCEPTION, EXIT, LEVEL, SIGNAL, SYMPTOM, TRACEBACK, error_kind, message_of
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
+from triage.engine import guess_advice
+from triage.engine.guess_advice import REPORTED_PRECISION
 from triage.engine.safety_net import (
     MAX_CONFIDENCE,
     MIN_CONFIDENCE,
-    REPORTED_PRECISION,
     SECOND_GUESS_SHARE,
     diagnose_unclaimed,
     second_opinion,
@@ -477,3 +478,30 @@ def test_a_log_of_glog_error_lines_gets_a_guess(scan_text):
     line = "E20251216 12:38:26.977864 1162857 npu_qwen3_moe_decoder_layer_impl.cpp:832] node.operation is null\n"
     [guess, *_] = scan_text(line * 3).diagnoses
     assert guess.guess and guess.title == "Unrecognised error: node.operation is null"
+
+
+def test_a_guess_with_nothing_closer_to_lend_borrows_its_familys_rule(engine_kb, monkeypatch):
+    monkeypatch.setattr(guess_advice, "RESEMBLES_AT", 101.0)  # no entry is close enough to lend its advice
+    kb = dataclasses.replace(
+        engine_kb,
+        neighbours=(
+            ("runtimeerror: the frobnicator refused buffer <n> on device <n>", "npu_oom", "case:frob-7"),
+            ("the kv cache blocks do not fit the memory budget", "npu_oom", "entry:family-serving-memory-budget"),
+            (
+                "device memory exhausted in the frobnicator buffer pool",
+                "npu_oom",
+                "entry:family-device-memory-exhausted",
+            ),
+        ),
+        cases=(),
+    )
+    message = "RuntimeError: the frobnicator refused buffer 12 on device 3"
+    unclaimed = UnclaimedErrors()
+    unclaimed.note("k", EXCEPTION, lambda: ErrorLine(1, EXCEPTION, EvidenceLine("job.log", 3, message, None), message))
+    guess = diagnose_unclaimed(kb, unclaimed, JobContext())[0]
+    assert guess.category == "npu_oom"
+    # No entry close enough to lend its advice, no thread, no package: the family rule whose
+    # examples read most alike lends its causes (marked as borrowed) and fixes.
+    assert guess.causes[0].title.endswith("(as in family-device-memory-exhausted)")
+    assert "unknown" not in [c.id for c in guess.causes]
+    assert [f for f in guess.fixes if f.kind == "fix"]

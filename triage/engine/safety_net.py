@@ -10,33 +10,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from triage.engine.advice import order_fixes
 from triage.engine.codes import Decoded
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
-from triage.engine.culprit import culprit_advice
+from triage.engine.guess_advice import guess_advice, unknown_cause
 from triage.engine.error_lines import TRACEBACK, exception_name, message_of
 from triage.engine.hints import degenerate_text, looped_output, stall_category, word_votes
 from triage.engine.nearest import HEALTHY, Guess
 from triage.engine.normalize import template
 from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors, frame_of
-from triage.results import CauseResult, Diagnosis, EvidenceLine, FixResult, replace
+from triage.results import Diagnosis, EvidenceLine, FixResult, replace
 
 ID = "unrecognised-error"
 MAX_CONFIDENCE = 0.45
 """Below the 0.5 that CI gates and healthy-log checks use: a guess never reads as a finding."""
 MIN_CONFIDENCE = 0.15
-RESEMBLES_AT = 75.0
-"""A neighbouring entry this similar lends its causes and fixes, marked as borrowed."""
-REPORTED_AT = 70.0
-"""Without such an entry, a reported failure (a corpus case) of the guessed family this similar lends
-what its thread found: the root cause and the fix it confirmed. Chosen leave-thread-out on the train
-split (`triage eval --leave-thread-out`): at 70 the top cause is the thread's in 24% of confirmed-fix
-cases, 16% with no reported failure lent, 21% at 75."""
-REPORTED_PRECISION = 0.6
-"""How often a lent root cause is the failure's own: leave-thread-out on the train split, 48 of the 80
-root causes lent named the case's own cause terms. A lent cause's probability is its lines'
-similarity times this: error lines that read alike often fail for different reasons."""
 # How much each kind of sign counts in the vote, beside the neighbours' (see `nearest`). Chosen
 # leave-one-out on the corpus's train split with no KB entries at all (the safety net alone):
 # codes and family words each added more than five points there.
@@ -94,7 +82,7 @@ def diagnose_unclaimed(
     category = guess.category if guess else "other"
     strength = guess.share * max(0.0, guess.score - 55.0) / 45.0 if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
-    causes, fixes = _guess_advice(kb, guess, unclaimed, lead, context)
+    causes, fixes = guess_advice(kb, guess, unclaimed, lead, context)
     primary = Diagnosis(
         id=ID,
         category=category,
@@ -118,19 +106,6 @@ def diagnose_unclaimed(
     return [primary] + _alternatives(primary, guess)
 
 
-def _guess_advice(
-    kb: CompiledKB, guess: Guess | None, unclaimed: UnclaimedErrors, lead: ErrorLine, context: JobContext
-) -> tuple[list[CauseResult], list[FixResult]]:
-    """A guess's causes and fixes: a close entry's (marked as borrowed), else what a close reported
-    failure's thread found, else the package whose code raised the error; then updating that package."""
-    borrowed = _borrowed_entry(kb, guess)
-    causes, fixes = _advice(kb, borrowed, context) if borrowed is not None else _reported_advice(kb, guess)
-    suspect, update = culprit_advice([line for _, line in unclaimed.frames], lead.line, context)
-    if suspect is not None and [cause.id for cause in causes] == ["unknown"]:
-        causes = [suspect, replace(causes[0], probability=round(1.0 - suspect.probability, 3))]
-    return causes, fixes + update
-
-
 def second_opinion(kb: CompiledKB, family: Diagnosis, shown: set[str]) -> list[Diagnosis]:
     """The families that a family rule's own lines resemble, when they are not the rule's: a
     family rule reads a phrasing, and the nearest known failures of the same lines are a second
@@ -152,7 +127,7 @@ def second_opinion(kb: CompiledKB, family: Diagnosis, shown: set[str]) -> list[D
             generic=True,
             evidence=lines,
             evidence_count=len(lines),
-            causes=[_unknown_cause()],
+            causes=[unknown_cause()],
             fixes=[],
             probes=[],
             rank=family.rank,
@@ -179,7 +154,7 @@ def _alternatives(primary: Diagnosis, guess: Guess | None) -> list[Diagnosis]:
             confidence=MIN_CONFIDENCE,
             score=MIN_CONFIDENCE,
             summary=f"Another family the same error lines point at ({share:.0%} of the vote).",
-            causes=[_unknown_cause()],
+            causes=[unknown_cause()],
             fixes=[fix for fix in primary.fixes if fix.kind == "diagnostic"],
             resembles=[],
             extracted={"vote_share": share},
@@ -194,10 +169,6 @@ def _close(guess: Guess, families: Iterable[tuple[str, float]]) -> list[tuple[st
     return [
         (family, share) for family, share in families if family != HEALTHY and share >= SECOND_GUESS_SHARE * guess.share
     ]
-
-
-def _unknown_cause() -> CauseResult:
-    return CauseResult(id="unknown", title="Not known to the KB", probability=1.0)
 
 
 _KINDS = {
@@ -306,59 +277,6 @@ def _summary(guess: Guess | None, category: str, quiet: str | None) -> str:
         head += f". Its words point at {known}"
     resembles = ", ".join(f"{entry} ({score:.0f}%)" for entry, score in guess.entries)
     return head + (f"; it resembles {resembles}." if resembles else ".")
-
-
-def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
-    if guess is None or not guess.entries or guess.entries[0][1] < RESEMBLES_AT:
-        return None
-    wanted = guess.entries[0][0]
-    # Advice from an entry of another family than the one named would contradict the heading.
-    return next(
-        (
-            index
-            for index, entry in enumerate(kb.entries)
-            if entry.id == wanted and entry.category == guess.category and not entry.overridden
-        ),
-        None,
-    )
-
-
-def _reported_advice(kb: CompiledKB, guess: Guess | None) -> tuple[list[CauseResult], list[FixResult]]:
-    """What the closest reported failure's thread found, when one of the guessed family is close."""
-    unknown = _unknown_cause()
-    close = [(label, score) for label, score in guess.cases if score >= REPORTED_AT] if guess else []
-    reported = next((case for label, _ in close if (case := kb.neighbour_index.reported(label))), None)
-    if reported is None:
-        return [unknown], []
-    label, thread, root_cause, fix = reported
-    score = dict(close)[label]
-    cause = CauseResult(
-        id=f"as-reported-{label.removeprefix('case:')}",
-        title=f"As in a similar reported failure: {root_cause}",
-        probability=round(score / 100.0 * REPORTED_PRECISION, 3),
-        how_to_tell=f"The error lines are {score:.0f}% similar to those of {thread}; compare the two logs.",
-    )
-    # The lent cause leads even below one half: "not known" is no cause, only what is left over.
-    causes = [cause, replace(unknown, probability=round(1.0 - cause.probability, 3))]
-    fixes = (
-        [FixResult(title="What fixed the similar reported failure", description=fix, confirmed_by=[thread])]
-        if fix
-        else []
-    )
-    return causes, fixes
-
-
-def _advice(kb: CompiledKB, borrowed: int, context: JobContext) -> tuple[list[CauseResult], list[FixResult]]:
-    entry = kb.entries[borrowed]
-    share = 1.0 / max(1, len(entry.causes))
-    causes = [
-        CauseResult(
-            id=c.id, title=f"{c.title} (as in {entry.id})", probability=round(share, 3), how_to_tell=c.how_to_tell
-        )
-        for c in sorted(entry.causes, key=lambda c: -c.prior)
-    ]
-    fixes, _ = order_fixes(list(entry.fixes), causes, context)
-    return causes, fixes
 
 
 def search_query(message: str) -> str:

@@ -1,0 +1,126 @@
+"""The causes and fixes a guess lends from what the KB and the corpus already know.
+
+A guess names a family from the nearest known failures; what to do about it is borrowed from the
+closest of them that says: an entry whose examples read alike, else the fix a similar reported
+failure's thread confirmed, else the package whose code raised the error (its update), else the
+guessed family's own rule, the one whose examples read most alike. Each borrowed cause says where
+it comes from.
+"""
+
+from __future__ import annotations
+
+from triage.engine.advice import order_fixes
+from triage.engine.compiled import CompiledKB
+from triage.engine.context import JobContext
+from triage.engine.culprit import culprit_advice
+from triage.engine.nearest import Guess
+from triage.engine.normalize import template
+from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
+from triage.results import CauseResult, FixResult, replace
+
+RESEMBLES_AT = 75.0
+"""A neighbouring entry this similar lends its causes and fixes, marked as borrowed."""
+REPORTED_AT = 70.0
+"""Without such an entry, a reported failure (a corpus case) of the guessed family this similar lends
+what its thread found: the root cause and the fix it confirmed. Chosen leave-thread-out on the train
+split (`triage eval --leave-thread-out`): at 70 the top cause is the thread's in 24% of confirmed-fix
+cases, 16% with no reported failure lent, 21% at 75."""
+REPORTED_PRECISION = 0.6
+"""How often a lent root cause is the failure's own: leave-thread-out on the train split, 48 of the 80
+root causes lent named the case's own cause terms. A lent cause's probability is its lines'
+similarity times this: error lines that read alike often fail for different reasons."""
+
+
+def unknown_cause() -> CauseResult:
+    return CauseResult(id="unknown", title="Not known to the KB", probability=1.0)
+
+
+def guess_advice(
+    kb: CompiledKB, guess: Guess | None, unclaimed: UnclaimedErrors, lead: ErrorLine, context: JobContext
+) -> tuple[list[CauseResult], list[FixResult]]:
+    """A guess's causes and fixes: a close entry's (marked as borrowed), else what a close reported
+    failure's thread found, else the package whose code raised the error, else the guessed family's
+    rule; then updating that package."""
+    borrowed = _borrowed_entry(kb, guess)
+    causes, fixes = _advice(kb, borrowed, context) if borrowed is not None else _reported_advice(kb, guess)
+    suspect, update = culprit_advice([line for _, line in unclaimed.frames], lead.line, context)
+    if [cause.id for cause in causes] == ["unknown"]:
+        if suspect is not None:
+            causes = [suspect, replace(causes[0], probability=round(1.0 - suspect.probability, 3))]
+        elif (family := _family_rule(kb, guess, lead)) is not None:
+            # Leave-thread-out on the train split: top causes 23 -> 25 and fixes 14 -> 15 of the 70
+            # confirmed-fix cases; a family's generic causes say more than "not known".
+            causes, fixes = _advice(kb, family, context)
+    return causes, fixes + update
+
+
+def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
+    if guess is None or not guess.entries or guess.entries[0][1] < RESEMBLES_AT:
+        return None
+    wanted = guess.entries[0][0]
+    # Advice from an entry of another family than the one named would contradict the heading.
+    return next(
+        (
+            index
+            for index, entry in enumerate(kb.entries)
+            if entry.id == wanted and entry.category == guess.category and not entry.overridden
+        ),
+        None,
+    )
+
+
+def _family_rule(kb: CompiledKB, guess: Guess | None, lead: ErrorLine) -> int | None:
+    """The family rule of the guessed category whose examples read most like the lead error line."""
+    if guess is None:
+        return None
+    rules = {
+        f"entry:{entry.id}": index
+        for index, entry in enumerate(kb.entries)
+        if entry.family and entry.category == guess.category and not entry.overridden
+    }
+    examples = [(masked, label) for masked, _, label in kb.neighbour_index.documents if label in rules]
+    if not examples:
+        return None
+    # rapidfuzz is imported at the first guess: most scans make none.
+    from rapidfuzz import fuzz, process
+
+    best = process.extractOne(template(lead.message), [masked for masked, _ in examples], scorer=fuzz.token_set_ratio)
+    return rules[examples[best[2]][1]] if best else None
+
+
+def _reported_advice(kb: CompiledKB, guess: Guess | None) -> tuple[list[CauseResult], list[FixResult]]:
+    """What the closest reported failure's thread found, when one of the guessed family is close."""
+    unknown = unknown_cause()
+    close = [(label, score) for label, score in guess.cases if score >= REPORTED_AT] if guess else []
+    reported = next((case for label, _ in close if (case := kb.neighbour_index.reported(label))), None)
+    if reported is None:
+        return [unknown], []
+    label, thread, root_cause, fix = reported
+    score = dict(close)[label]
+    cause = CauseResult(
+        id=f"as-reported-{label.removeprefix('case:')}",
+        title=f"As in a similar reported failure: {root_cause}",
+        probability=round(score / 100.0 * REPORTED_PRECISION, 3),
+        how_to_tell=f"The error lines are {score:.0f}% similar to those of {thread}; compare the two logs.",
+    )
+    # The lent cause leads even below one half: "not known" is no cause, only what is left over.
+    causes = [cause, replace(unknown, probability=round(1.0 - cause.probability, 3))]
+    fixes = (
+        [FixResult(title="What fixed the similar reported failure", description=fix, confirmed_by=[thread])]
+        if fix
+        else []
+    )
+    return causes, fixes
+
+
+def _advice(kb: CompiledKB, borrowed: int, context: JobContext) -> tuple[list[CauseResult], list[FixResult]]:
+    entry = kb.entries[borrowed]
+    share = 1.0 / max(1, len(entry.causes))
+    causes = [
+        CauseResult(
+            id=c.id, title=f"{c.title} (as in {entry.id})", probability=round(share, 3), how_to_tell=c.how_to_tell
+        )
+        for c in sorted(entry.causes, key=lambda c: -c.prior)
+    ]
+    fixes, _ = order_fixes(list(entry.fixes), causes, context)
+    return causes, fixes
