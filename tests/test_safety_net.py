@@ -7,7 +7,18 @@ import dataclasses
 import pytest
 
 from triage.engine.hints import degenerate_text, looped_output
-from triage.engine.error_lines import CODE, EXCEPTION, EXIT, LEVEL, SIGNAL, SYMPTOM, TRACEBACK, error_kind, message_of
+from triage.engine.error_lines import (
+    CODE,
+    EXCEPTION,
+    EXIT,
+    LEVEL,
+    SIGNAL,
+    SYMPTOM,
+    TRACEBACK,
+    error_kind,
+    message_of,
+    warned,
+)
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
 from triage.engine import guess_advice
@@ -16,6 +27,7 @@ from triage.engine.safety_net import (
     MAX_CONFIDENCE,
     MIN_CONFIDENCE,
     SECOND_GUESS_SHARE,
+    WARNED_REPEATS,
     diagnose_unclaimed,
     second_opinion,
 )
@@ -505,3 +517,32 @@ def test_a_guess_with_nothing_closer_to_lend_borrows_its_familys_rule(engine_kb,
     assert guess.causes[0].title.endswith("(as in family-device-memory-exhausted)")
     assert "unknown" not in [c.id for c in guess.causes]
     assert [f for f in guess.fixes if f.kind == "fix"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # PaddlePaddle/Paddle-Lite#10432 and volcano-sh/volcano#4773, as pasted
+        "[W  1/ 8 18:48:16.252 ...le-Lite/lite/kernels/nnadapter/engine.cc:245 Execute] Warning: Failed to run the execution(2)!",
+        "W1201 01:55:32.883264 40728 device_info.go:97] Failed to get node devices. nodeName n1, error annos not found",
+    ],
+)
+def test_a_failure_warned_about_again_and_again_is_the_failure(scan_text, line):
+    [guess, *_] = scan_text(f"step 1\n{line}\n" * WARNED_REPEATS).diagnoses
+    assert guess.guess and guess.evidence_count == WARNED_REPEATS
+    # Once or twice it is a failure the program got past; never beside an error line.
+    assert scan_text(f"step 1\n{line}\n" * (WARNED_REPEATS - 1)).diagnoses == []
+    [lead, *_] = scan_text(f"{line}\n" * 5 + "RuntimeError: the frobnicator broke\n").diagnoses
+    assert lead.evidence[0].text == "RuntimeError: the frobnicator broke"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "UserWarning: Failed to load image Python extension: libc10_cuda.so: cannot open shared object file",
+        "[WARNING] HCCL connection failed, retrying in 5 s",
+        "WARNING 07-25 07:14:48 [metrics.py:20] error rate 0.00, failed requests 0",
+    ],
+)
+def test_warnings_of_failures_a_run_gets_past_are_no_failure(line):
+    assert not warned(line)

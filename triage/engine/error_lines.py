@@ -10,7 +10,7 @@ import re
 
 # Kinds of error line, most telling first: a traceback's exception names the failure, a code
 # pins it, a fatal signal says how the process died, a log level only says something went wrong.
-EXCEPTION, CODE, SIGNAL, LEVEL, TRACEBACK, EXIT, SYMPTOM = (
+EXCEPTION, CODE, SIGNAL, LEVEL, TRACEBACK, EXIT, SYMPTOM, WARNED = (
     "exception",
     "code",
     "signal",
@@ -18,8 +18,9 @@ EXCEPTION, CODE, SIGNAL, LEVEL, TRACEBACK, EXIT, SYMPTOM = (
     "traceback",
     "exit",
     "symptom",
+    "warned",
 )
-SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, TRACEBACK: 0.5, EXIT: 0.4, SYMPTOM: 0.3}
+SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, TRACEBACK: 0.5, EXIT: 0.4, SYMPTOM: 0.3, WARNED: 0.2}
 """A traceback whose exception line was cut off (pastes often end mid-traceback) still says that
 the job raised; its frames tell where."""
 
@@ -62,6 +63,17 @@ _SYMPTOM = re.compile(
 )
 """Words of a failure on a line that no log level or exception marks: the weakest sign, kept for
 logs that hold nothing stronger (NaN metrics, a bare `Killed`, a 'not supported' notice)."""
+_WARNING_LEVEL = re.compile(
+    r"(?:^|(?<=[\s\]:]))" + r"\[?W\d{4}(?:\d{4})? \d{2}:\d{2}:\d{2}"
+    r"|\[W\s+\d{1,2}/\s?\d{1,2} \d\d:\d\d:\d\d|\[W(?:ARN(?:ING)?)?\]|\bWARN(?:ING)?\b|\bWarning:"
+)
+"""A warning's level: glog's `W1201 01:55:32`, Paddle-Lite's `[W  1/ 8 18:48:16`, `[WARNING]`, `Warning:`."""
+_WARNED_FAILURE = re.compile(r"\b(?:[Ff]ailed|FAILED|[Ff]ailure|[Ee]rror|ERROR|[Uu]nable to|[Cc]annot|[Cc]an't)\b")
+_BENIGN_WARNING = re.compile(
+    r"(?i:\w+Warning:|error[_ ]?(?:rate|count)|no errors?\b|errors?\s*[=:]\s*0\b|fall(?:ing)? ?back|retry|retrying)"
+)
+"""Python's warning categories (a deprecation says nothing failed), counters, and failures the
+program says it recovers from."""
 _EXIT = re.compile(
     r"(?i:exit(?:ed)?\s*(?:with\s*)?(?:code|status)\s*[:=]?\s*-?[1-9]\d*|exitcode\s*:\s*-?[1-9]\d*"
     r"|returned non-zero exit status|non-zero exit code|^\S*make(?:\[\d+\])?: \*\*\* .* Error \d+)"
@@ -117,6 +129,9 @@ _KINDS = (
 PATTERNS: tuple[str, ...] = (
     *(regex.pattern for _, regex in _KINDS),
     _NOT_AN_ERROR.pattern,
+    _WARNING_LEVEL.pattern,
+    _WARNED_FAILURE.pattern,
+    _BENIGN_WARNING.pattern,
     _PREFIX.pattern,
     _QUIET_LEVEL.pattern,
 )
@@ -140,6 +155,17 @@ def error_kind(text: str) -> str | None:
         if not _NOT_AN_ERROR.search(rest) and not rest.lstrip().startswith("Traceback"):
             return LEVEL
     return kind
+
+
+def warned(text: str) -> bool:
+    """Whether a warning says that something failed (`W1201 ... Failed to get node devices`,
+    `Warning: Failed to run the execution(2)!`): no error by itself, but a log whose only sign of
+    trouble is such a warning said again and again failed there (see `safety_net.WARNED_REPEATS`)."""
+    return (
+        _WARNING_LEVEL.search(text) is not None
+        and _WARNED_FAILURE.search(text) is not None
+        and _BENIGN_WARNING.search(text) is None
+    )
 
 
 def _kind_of_message(text: str) -> str | None:

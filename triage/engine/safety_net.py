@@ -14,7 +14,7 @@ from triage.engine.codes import Decoded
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
 from triage.engine.guess_advice import guess_advice, unknown_cause
-from triage.engine.error_lines import TRACEBACK, exception_name, message_of
+from triage.engine.error_lines import TRACEBACK, WARNED, exception_name, message_of
 from triage.engine.hints import degenerate_text, looped_output, stall_category, word_votes
 from triage.engine.nearest import HEALTHY, Guess
 from triage.engine.normalize import template
@@ -38,6 +38,10 @@ STALL_LINES = 2
 STALL = "stall"
 DEGENERATE = "degenerate"
 DEGENERATE_FAMILY = "nan_loss_scale"
+WARNED_REPEATS = 3
+"""How often a warning that something failed must recur to count as the failure. In the train split,
+logs that hold nothing stronger and say such a warning three times or more are failures (paddle-lite
+#10432, volcano #4773), and no healthy log does."""
 SECOND_OPINION_LINES = 4
 SECOND_GUESS_SHARE = 0.1
 """A runner-up is reported when its share of the vote is at least this fraction of the winner's."""
@@ -53,7 +57,7 @@ def diagnose_unclaimed(
     report, when the errors read like a healthy run's chatter, or (need_neighbours) when no known
     failure resembles them."""
     # A bare traceback header says nothing of what failed, and its words are in every entry's examples.
-    telling = [e for e in unclaimed.most_telling() if not _BARE_TRACEBACK.match(e.message)]
+    telling = _warnings_that_count([e for e in unclaimed.most_telling() if not _BARE_TRACEBACK.match(e.message)])
     if not telling and not need_neighbours:
         telling = _cut_traceback(unclaimed)
     quiet = None
@@ -104,6 +108,13 @@ def diagnose_unclaimed(
         extracted={"neighbour_similarity": guess.score, "vote_share": guess.share} if guess else {},
     )
     return [primary] + _alternatives(primary, guess)
+
+
+def _warnings_that_count(telling: list[ErrorLine]) -> list[ErrorLine]:
+    """Warnings that something failed count only in a log with no error line at all, and only when
+    said again and again: a failure warned about once is most often one the program got past."""
+    errors = [e for e in telling if e.kind != WARNED]
+    return errors or [e for e in telling if e.count >= WARNED_REPEATS]
 
 
 def second_opinion(kb: CompiledKB, family: Diagnosis, shown: set[str]) -> list[Diagnosis]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, NearLeads
 from triage.engine.compiled import CompiledKB
 from triage.engine.correlate import correlate
-from triage.engine.error_lines import error_kind, message_of
+from triage.engine.error_lines import WARNED, error_kind, message_of, warned
 from triage.engine.counts import Counts
 from triage.engine.evidence import EntryEvidence, Sighting
 from triage.engine.held_lines import END
@@ -332,7 +332,7 @@ class Scanner:
         ), newly
 
     def _note_unclaimed(self, state: _Source, line_number: int, text: str) -> ErrorLine | None:
-        kind = error_kind(text)
+        kind = error_kind(text) or (WARNED if warned(text) else None)
         if kind is None:
             return None
         message = message_of(text)
