@@ -546,3 +546,27 @@ def test_a_failure_warned_about_again_and_again_is_the_failure(scan_text, line):
 )
 def test_warnings_of_failures_a_run_gets_past_are_no_failure(line):
     assert not warned(line)
+
+
+def test_a_reported_failure_without_a_confirmed_fix_leaves_the_fixes_to_the_family_rule(engine_kb):
+    kb = dataclasses.replace(
+        engine_kb,
+        neighbours=(
+            ("runtimeerror: the frobnicator refused buffer <n> on device <n>", "npu_oom", "case:frob-7"),
+            (
+                "device memory exhausted in the frobnicator buffer pool",
+                "npu_oom",
+                "entry:family-device-memory-exhausted",
+            ),
+        ),
+        cases=(("case:frob-7", "https://github.com/example/project/issues/7", "The pool was too small.", ""),),
+    )
+    message = "RuntimeError: the frobnicator refused buffer 12 on device 3"
+    unclaimed = UnclaimedErrors()
+    unclaimed.note("k", EXCEPTION, lambda: ErrorLine(1, EXCEPTION, EvidenceLine("job.log", 3, message, None), message))
+    guess = diagnose_unclaimed(kb, unclaimed, JobContext())[0]
+    # The thread said why, not what fixed it: its cause leads, the family rule's fixes follow.
+    assert guess.causes[0].id == "as-reported-frob-7"
+    family = next(e for e in kb.entries if e.id == "family-device-memory-exhausted")
+    offered = [f.title for f in guess.fixes if f.kind == "fix"]
+    assert offered and set(offered) <= {fix["title"] for fix in family.fixes}
