@@ -29,6 +29,8 @@ STACK_WORDS = (
     (r"\bvllm serve\b|--gpu-memory-utilization|--max-model-len", {"vllm", "vllm-ascend"}),
     (r"--mem-fraction-static|python -m sglang", {"sglang"}),
     (r"\bTrainingArguments\(|\bTrainer\(", {"hf-trainer", "llamafactory", "ms-swift"}),
+    # a Triton kernel's code: jobs that compile Triton kernels (kernel work, serving, training)
+    (r"\bBLOCK_[A-Z]+\b|\btl\.\w+\(|@triton\.jit", {"triton-ascend", "custom-kernel", "serving", "training"}),
 )
 
 
