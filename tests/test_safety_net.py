@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,7 @@ from triage.engine.error_lines import (
 )
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
-from triage.engine import guess_advice
+from triage.engine import error_lines, guess_advice
 from triage.engine.guess_advice import REPORTED_PRECISION
 from triage.engine.safety_net import (
     MAX_CONFIDENCE,
@@ -570,3 +571,17 @@ def test_a_reported_failure_without_a_confirmed_fix_leaves_the_fixes_to_the_fami
     family = next(e for e in kb.entries if e.id == "family-device-memory-exhausted")
     offered = [f.title for f in guess.fixes if f.kind == "fix"]
     assert offered and set(offered) <= {fix["title"] for fix in family.fixes}
+
+
+def test_kinds_judged_on_lowered_text_read_every_line_as_before():
+    # Case-insensitive groups run on lower-cased text (half the time): the same verdict on every
+    # sample and corpus line, uppercase literals (SIGSEGV) and escapes (\S, \W) included.
+    lines = [
+        line
+        for path in sorted((Path(__file__).parent.parent / "logs_samples").rglob("*.log"))
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+    ]
+    lines += ["Fatal: SIGSEGV received", "exitcode  : -11 (pid: 7)", "loss: NaN", "errors = 0", "Killed"]
+    for caseless in (error_lines._SIGNAL, error_lines._EXIT, error_lines._SYMPTOM, error_lines._NOT_AN_ERROR):
+        lowered = error_lines._for_lowered(caseless)
+        assert [bool(caseless.search(line)) for line in lines] == [bool(lowered.search(line.lower())) for line in lines]
