@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from tests.conftest import context_of
+from triage.cli.main import main
 from triage.engine.context import JobContext
 from triage.engine.culprit import CAUSE_ID, culprit, culprit_advice
 from triage.results import EvidenceLine
@@ -72,3 +76,49 @@ def test_vllm_on_an_npu_is_updated_with_its_plugin_as_one_release_line():
     package, _ = culprit(_frames("/usr/local/lib/python3.11/site-packages/vllm/v1/engine/core.py"), None, JobContext())
     assert package.name == "vLLM and vLLM-Ascend"
     assert "pip install vllm==X vllm-ascend==X" in package.commands
+
+
+FOO_IMPORT = """\
+id: foo-import-skew
+title: foo cannot import a name from bar
+category: env_version
+summary: Two packages of different releases.
+signatures:
+  - regex: "ImportError: cannot import name 'baz' from 'bar'"
+    weight: 2.0
+causes:
+  - id: version-skew
+    title: foo and bar come from different releases
+fixes:
+  - title: Pin bar to the release foo lists
+    addresses: [version-skew]
+  - title: Upgrade the package whose code raised the error
+    addresses: [version-skew]
+    culprit: true
+"""
+
+
+def test_a_culprit_fix_names_the_package_that_raised_and_is_left_out_without_one(tmp_path, capsys):
+    kb = tmp_path / "kb"
+    (kb / "env_version").mkdir(parents=True)
+    (kb / "env_version" / "foo-import-skew.yaml").write_text(FOO_IMPORT)
+    error = "ImportError: cannot import name 'baz' from 'bar' (/usr/lib/python3.10/site-packages/bar/__init__.py)"
+    raised = tmp_path / "raised.log"
+    raised.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/site-packages/foo/loader.py", line 3, in <module>\n'
+        "    from bar import baz\n" + error + "\n"
+    )
+    bare = tmp_path / "bare.log"
+    bare.write_text(error + "\n")
+
+    def fixes(log: Path) -> list[dict]:
+        main(["scan", "--json", "--no-shipped-kb", "--kb", str(kb), str(log)])
+        (diagnosis,) = [d for d in json.loads(capsys.readouterr().out)["diagnoses"] if d["id"] == "foo-import-skew"]
+        return diagnosis["fixes"]
+
+    pin, upgrade = fixes(raised)
+    assert pin["title"] == "Pin bar to the release foo lists"
+    assert upgrade["title"] == "Upgrade foo to a release that fixes this error"
+    assert upgrade["commands"] == ["pip install -U foo"] and upgrade["addresses"] == ["version-skew"]
+    assert [fix["title"] for fix in fixes(bare)] == ["Pin bar to the release foo lists"]

@@ -5,23 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from triage.engine.context import JobContext
-from triage.results import CauseResult, FixResult
+from triage.results import CauseResult, FixResult, replace
 
 
 def order_fixes(
-    fixes: list[dict[str, Any]], causes: list[CauseResult], context: JobContext
+    fixes: list[dict[str, Any]], causes: list[CauseResult], context: JobContext, update: FixResult | None = None
 ) -> tuple[list[FixResult], list[str]]:
     """Fixes for the job that failed, best first, and notes on those left out.
 
     A fix for another stack than the one the log shows is dropped; one whose env settings the log
     shows already in force is dropped and said so; fixes for the likeliest causes come first, and
-    among equals those made for this job's stack; ways to confirm a cause come after every fix.
+    among equals those made for this job's stack; ways to confirm a cause come after every fix. A
+    fix that updates the package that raised the error is `update` (see `culprit`), or none.
     """
     probability = {cause.id: cause.probability for cause in causes}
     kept: list[tuple[tuple[int, float, int, int], FixResult]] = []
     notes: list[str] = []
     for position, fix in enumerate(fixes):
-        result = FixResult.from_json({k: v for k, v in fix.items() if k != "applies_to"})
+        result = FixResult.from_json({k: v for k, v in fix.items() if k not in ("applies_to", "culprit")})
+        if fix.get("culprit"):
+            if update is None:
+                continue
+            result = replace(update, addresses=result.addresses, confirmed_by=result.confirmed_by)
         applies_to = {k: v for k, v in (fix.get("applies_to") or {}).items() if v}
         fits = context.fits(applies_to) if applies_to else None
         if fits is False:

@@ -144,9 +144,9 @@ def culprit_advice(
         title=f"Upgrade {package.name} to a release that fixes this error",
         addresses=[CAUSE_ID],
         description=(
-            f"No rule knows this error and {how}: an error inside a framework is most often a bug fixed in a "
-            f"later release, or a call a newer release of a library it uses makes differently. Search its "
-            f"tracker for the message (below) and update{keep}."
+            f"{how[0].upper()}{how[1:]}: an error inside a framework is most often a bug fixed in a later "
+            f"release, or a call a newer release of a library it uses makes differently. Search its tracker "
+            f"for the message and update{keep}."
         ),
         commands=list(package.commands),
     )

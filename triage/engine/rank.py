@@ -9,10 +9,11 @@ from triage.engine.advice import order_fixes
 from triage.engine.compiled import CompiledKB, EntryCard
 from triage.engine.context import JobContext
 from triage.engine.correlate import FAILURE_SEVERITIES
+from triage.engine.culprit import culprit_advice
 from triage.engine.evidence import EntryEvidence
 from triage.engine.safety_net import diagnose_unclaimed, second_opinion
 from triage.engine.unclaimed import UnclaimedErrors
-from triage.results import CauseResult, Diagnosis, ReferenceResult, ScanResult
+from triage.results import CauseResult, Diagnosis, EvidenceLine, ReferenceResult, ScanResult
 
 GENERIC_DAMPING = 0.3
 """A generic wrapper (ERR00100, EZ9999, ...) counts this much when a specific cause was also found."""
@@ -108,6 +109,7 @@ def diagnose(
     *,
     damp_generic: bool,
     damp_family: bool,
+    frames: list[EvidenceLine] | None = None,
 ) -> Diagnosis:
     score = _signature_score(kb, evidence.signature_quality)
     if evidence.count > 1:
@@ -125,7 +127,10 @@ def diagnose(
     if entry.family:
         confidence = min(confidence, FAMILY_MAX_CONFIDENCE)
     causes = rank_causes(kb, entry, evidence, context)
-    fixes, notes = order_fixes(list(entry.fixes), causes, context)
+    update = None
+    if frames is not None and any(fix.get("culprit") for fix in entry.fixes):
+        update = next(iter(culprit_advice(frames, evidence.lines[0] if evidence.lines else None, context)[1]), None)
+    fixes, notes = order_fixes(list(entry.fixes), causes, context, update)
     return Diagnosis(
         id=entry.id,
         category=entry.category,
@@ -204,7 +209,15 @@ def build_result(
         for index in fired
     )
     diagnoses = [
-        diagnose(kb, kb.entries[index], ev, context, damp_generic=specific_found, damp_family=curated_found)
+        diagnose(
+            kb,
+            kb.entries[index],
+            ev,
+            context,
+            damp_generic=specific_found,
+            damp_family=curated_found,
+            frames=[line for _, line in unclaimed.frames] if unclaimed is not None else None,
+        )
         for index, ev in fired.items()
     ]
     failing = [d for d in diagnoses if d.severity in FAILURE_SEVERITIES and not d.generic]

@@ -224,6 +224,12 @@ class Fix(_Strict):
     confirmed_by: list[str] = Field(
         default_factory=list, description="URLs of threads or documents where this fix was confirmed to work."
     )
+    culprit: bool = Field(
+        False,
+        description="Updating the package whose code raised the error: at scan time its name and upgrade commands"
+        " (from the traceback, else the framework the log shows running) replace the title and commands;"
+        " not offered where the log names no package.",
+    )
 
 
 class Reference(_Strict):
