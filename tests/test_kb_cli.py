@@ -110,3 +110,10 @@ def test_show_names_the_stacks_a_fix_is_for_and_the_corpus_case_that_confirms_it
     assert "confirmed: https://github.com/hiyouga/LlamaFactory/issues/6646\n" in out
     _, out, _ = run(capsys, "kb", "show", "npu-out-of-memory")
     assert "only for: workload vllm" in out and "only for: workload sglang" in out
+
+
+def test_show_says_a_culprit_fix_is_filled_in_at_scan_time(capsys):
+    code, out, _ = run(capsys, "kb", "show", "family-npu-python-module-missing")
+    assert code == 0
+    at = out.index("Upgrade the package whose code raised the error")
+    assert "at scan time: the package that raised the error" in out[at : at + 200]

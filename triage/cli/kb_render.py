@@ -29,6 +29,9 @@ def render_entry(entry: Entry, path: Path, proof: Mapping[str, Case] | None = No
         fixes.append(fix.title + (f"  [for: {', '.join(fix.addresses)}]" if fix.addresses else ""))
         stacks = "; ".join(f"{key} {', '.join(values)}" for key, values in fix.applies_to.as_dict().items())
         fixes += [f"    only for: {stacks}"] if stacks else []
+        fixes += (
+            ["    at scan time: the package that raised the error, and its upgrade commands"] if fix.culprit else []
+        )
         fixes += [f"    {line}" for line in textwrap.wrap(" ".join(fix.description.split()), 96)]
         fixes += [f"    export {name}={value}" for name, value in fix.env.items()]
         fixes += [f"    $ {command}" for command in fix.commands]
