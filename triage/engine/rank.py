@@ -208,15 +208,10 @@ def build_result(
         and kb.entries[index].severity in FAILURE_SEVERITIES
         for index in fired
     )
+    frames = [line for _, line in unclaimed.frames] if unclaimed is not None else None
     diagnoses = [
         diagnose(
-            kb,
-            kb.entries[index],
-            ev,
-            context,
-            damp_generic=specific_found,
-            damp_family=curated_found,
-            frames=[line for _, line in unclaimed.frames] if unclaimed is not None else None,
+            kb, kb.entries[index], ev, context, damp_generic=specific_found, damp_family=curated_found, frames=frames
         )
         for index, ev in fired.items()
     ]
