@@ -131,20 +131,21 @@ def culprit_advice(
     if found is None:
         return None, []
     package, how = found
+    said = f"{how[0].upper()}{how[1:]}"
     keep = f"; {package.note}" if package.note else ""
     cause = CauseResult(
         id=CAUSE_ID,
         title=f"{package.name} does not fit the rest of the stack (a version mismatch: an API one side changed) "
         "or has a bug that a later release fixes",
         probability=CAUSE_PROBABILITY,
-        how_to_tell=f"{how[0].upper()}{how[1:]}; its tracker or release notes mention the message, and the "
+        how_to_tell=f"{said}; its tracker or release notes mention the message, and the "
         "versions its requirements list (or a newer release) make it pass.",
     )
     fix = FixResult(
         title=f"Upgrade {package.name} to a release that fixes this error",
         addresses=[CAUSE_ID],
         description=(
-            f"{how[0].upper()}{how[1:]}: an error inside a framework is most often a bug fixed in a later "
+            f"{said}: an error inside a framework is most often a bug fixed in a later "
             f"release, or a call a newer release of a library it uses makes differently. Search its tracker "
             f"for the message and update{keep}."
         ),

@@ -163,14 +163,19 @@ def error_kind(text: str) -> str | None:
     code lines are not errors of their own, the unindented message is.
     """
     prefix = _PREFIX.match(text)
+    rest = text if prefix is None else text[prefix.end() :]
+    lowered = rest.lower()
+    if _NOT_AN_ERROR_LOWERED.search(lowered):
+        return None  # a counter or a warning's category, however its words read: judged once
+    kind = next(
+        (kind for kind, pattern, on_lowered in _JUDGED if pattern.search(lowered if on_lowered else rest)), None
+    )
     if prefix is None:
-        return _kind_of_message(text)
-    rest = text[prefix.end() :]
-    kind = _kind_of_message(rest)
+        return kind
     if kind == SYMPTOM and _QUIET_LEVEL.search(prefix.group()):
         return None  # a failure's word on a line its logger marked as chatter ("INFO ... not supported")
     if kind is None and not rest.startswith("  ") and rest.strip() and _LEVEL.search(prefix.group()):
-        if not _NOT_AN_ERROR_LOWERED.search(rest.lower()) and not rest.lstrip().startswith("Traceback"):
+        if not rest.lstrip().startswith("Traceback"):
             return LEVEL
     return kind
 
@@ -183,15 +188,6 @@ def warned(text: str) -> bool:
         _WARNING_LEVEL.search(text) is not None
         and _WARNED_FAILURE.search(text) is not None
         and _BENIGN_WARNING.search(text) is None
-    )
-
-
-def _kind_of_message(text: str) -> str | None:
-    lowered = text.lower()
-    if _NOT_AN_ERROR_LOWERED.search(lowered):
-        return None
-    return next(
-        (kind for kind, pattern, on_lowered in _JUDGED if pattern.search(lowered if on_lowered else text)), None
     )
 
 
