@@ -499,7 +499,11 @@ def test_a_guess_with_nothing_closer_to_lend_borrows_its_familys_rule(engine_kb,
         engine_kb,
         neighbours=(
             ("runtimeerror: the frobnicator refused buffer <n> on device <n>", "npu_oom", "case:frob-7"),
-            ("the kv cache blocks do not fit the memory budget", "npu_oom", "entry:family-serving-memory-budget"),
+            (
+                "the frobnicator kv cache blocks do not fit the memory budget",
+                "npu_oom",
+                "entry:family-serving-memory-budget",
+            ),
             (
                 "device memory exhausted in the frobnicator buffer pool",
                 "npu_oom",
@@ -518,6 +522,11 @@ def test_a_guess_with_nothing_closer_to_lend_borrows_its_familys_rule(engine_kb,
     assert guess.causes[0].title.endswith("(as in family-device-memory-exhausted)")
     assert "unknown" not in [c.id for c in guess.causes]
     assert [f for f in guess.fixes if f.kind == "fix"]
+    # A job whose stack one rule has fixes made for (lmdeploy's cache budget) borrows that rule's fixes
+    # (after the update of lmdeploy itself, the package running), though another's examples read a
+    # little more alike.
+    on_lmdeploy = diagnose_unclaimed(kb, unclaimed, JobContext(workloads=["lmdeploy"]))[0]
+    assert any("cache-max-entry-count" in " ".join([f.title, *f.commands]) for f in on_lmdeploy.fixes[:2])
 
 
 @pytest.mark.parametrize(
