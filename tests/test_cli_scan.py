@@ -161,11 +161,26 @@ def test_gzip_and_truncated_gzip_keep_what_was_found(tmp_path):
     assert b"truncated gzip" in proc.stderr and b"Traceback" not in proc.stderr
 
 
+def test_a_directory_is_read_file_by_file(tmp_path, oom_log):
+    ranks = tmp_path / "logs" / "job-7"
+    ranks.mkdir(parents=True)
+    (ranks / "rank_0.log").write_text("step 1 loss 2.3\n")
+    (ranks / "rank_1.log").write_bytes(oom_log.read_bytes())
+    (ranks / ".rank_1.log.swp").write_bytes(b"\x00" * 64)  # an editor's file: hidden, not read
+    proc = triage("scan", "--json", str(tmp_path / "logs"))
+    assert proc.returncode == 1 and not proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["diagnoses"][0]["id"] == "npu-out-of-memory"
+    assert {e["source"] for e in result["diagnoses"][0]["evidence"]} == {str(ranks / "rank_1.log")}
+
+
 def test_missing_directory_and_unreadable(tmp_path, oom_log):
     proc = triage("scan", str(tmp_path / "nope.log"))
     assert proc.returncode == 2 and proc.stderr.decode().strip() == f"triage: {tmp_path / 'nope.log'}: no such file"
-    proc = triage("scan", str(tmp_path))
-    assert proc.returncode == 2 and b"is a directory" in proc.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = triage("scan", str(empty))
+    assert proc.returncode == 2 and proc.stderr.decode().strip() == f"triage: {empty}: a directory with no files in it"
     # a bad source next to a good one: the diagnosis is still reported
     proc = triage("scan", "--json", str(tmp_path / "nope.log"), str(oom_log))
     assert proc.returncode == 1 and json.loads(proc.stdout)["diagnoses"]

@@ -22,6 +22,32 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
+def expand_directories(paths: list[str]) -> tuple[list[str], list[str]]:
+    """The paths with each directory replaced by the files under it (sorted, hidden ones left out),
+    and a one-line error for each directory that holds none: `triage scan logs/` reads every rank's
+    log, as `rg` would."""
+    expanded: list[str] = []
+    errors: list[str] = []
+    for path in paths:
+        if path == "-" or not os.path.isdir(path):
+            expanded.append(path)
+            continue
+        files = sorted(_files_under(Path(path)))
+        if not files:
+            errors.append(f"{path}: a directory with no files in it")
+        expanded += files
+    return expanded, errors
+
+
+def _files_under(directory: Path) -> Iterator[str]:
+    for root, directories, files in os.walk(directory):
+        directories[:] = [name for name in directories if not name.startswith(".")]
+        for name in files:
+            full = os.path.join(root, name)
+            if not name.startswith(".") and os.path.isfile(full):
+                yield full
+
+
 def is_gzip(path: str | Path) -> bool:
     """Whether the regular file `path` starts like a gzip stream (False when it cannot be read).
 

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from triage.sources import expand_directories
 from triage.cli.common import (
     EXIT_FOUND,
     EXIT_OK,
@@ -35,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "best first, with their evidence and fixes.",
         epilog="Exit codes: 0 nothing found (or --exit-zero), 1 at least one diagnosis, 2 usage or input error.",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="log files; '-' or nothing reads standard input")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="log files or directories of them; '-' or nothing reads standard input"
+    )
     parser.add_argument("--json", action="store_true", help="print the stable JSON contract (version 1)")
     parser.add_argument("--top", type=positive_int, default=None, metavar="N", help="show at most N diagnoses")
     parser.add_argument(
@@ -94,7 +97,10 @@ def run(args: argparse.Namespace) -> int:
     if kb is None:
         return EXIT_USAGE
     scanner = Scanner(kb)
-    errors = _scan(scanner, paths, args)
+    sources, errors = expand_directories(paths)
+    inputs = len(sources) + len(errors)  # the files, and each directory with none in it
+    if sources:
+        errors += _scan(scanner, sources, args)
     result = ranked_result(scanner, top=args.top, min_confidence=args.min_confidence)
     if args.probe:
         result = _probe_and_rerank(result, python=args.probe_python, timeout=args.probe_timeout)
@@ -107,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         from triage.redact import redact_result
         from triage.report import redactor_for
 
-        redactor = redactor_for(result, paths, environment)
+        redactor = redactor_for(result, [*paths, *sources], environment)
         errors = [redactor(error) for error in errors]
         result = redact_result(result, redactor)
     for error in errors:
@@ -123,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     if result.diagnoses:
         code = EXIT_OK if args.exit_zero else EXIT_FOUND
     else:
-        code = EXIT_USAGE if errors and len(errors) >= len(paths) else EXIT_OK
+        code = EXIT_USAGE if errors and len(errors) >= inputs else EXIT_OK
     try:
         _print_result(result, as_json=args.json, verbose=args.verbose)
     except BrokenPipeError:
