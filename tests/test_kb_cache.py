@@ -257,3 +257,14 @@ def test_an_entry_overridden_by_id_keeps_its_place_switched_off(tmp_path, monkey
     )
     found = {(d.id, d.category) for d in scanner.result().diagnoses}
     assert found == {("beta", "other"), ("gamma", "segfault")}  # the old beta's line fires nothing
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="the XDG layout is the Linux / BSD one")
+def test_the_cache_lives_where_the_platform_keeps_user_caches(tmp_path, monkeypatch):
+    monkeypatch.delenv(cache_files.CACHE_DIR_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_files.cache_dir() == tmp_path / "xdg" / "ascend-triage"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as the XDG spec says
+    assert cache_files.cache_dir() == Path.home() / ".cache" / "ascend-triage"
+    monkeypatch.setenv(cache_files.CACHE_DIR_ENV, str(tmp_path / "mine"))
+    assert cache_files.cache_dir() == tmp_path / "mine"
