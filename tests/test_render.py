@@ -139,3 +139,14 @@ def test_piped_output_is_80_columns_unless_columns_is_set(monkeypatch):
     assert make_console(io.StringIO()).width == 80
     monkeypatch.setenv("COLUMNS", "132")
     assert make_console(io.StringIO()).width == 132
+
+
+def test_evidence_lines_show_the_message_not_the_launchers_prefix(scan_text, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    prefix = "(EngineCore_DP0 pid=13770) ERROR 02-25 03:11:49 [multiproc_executor.py:751] "
+    result = scan_text(f"{prefix}RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    brief = rendered(result)
+    assert "… RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB" in brief
+    assert "EngineCore_DP0" not in brief
+    # The whole line where everything is shown (and in --json).
+    assert prefix.strip() in rendered(result, width=200, verbose=True)

@@ -13,6 +13,7 @@ from typing import IO
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
+from triage.engine.error_lines import message_of
 from triage.engine.values import human_size
 from triage.render.layout import Hanging, OneLine
 from triage.render.parts import (
@@ -64,7 +65,14 @@ def _evidence(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
     )
     for line in shown:
         yield Hanging(OneLine(Text(f"{line.source}:{line.line}", style="cyan"), keep_end=True), indent=2)
-        yield Hanging(OneLine(Text(line.text)), indent=4)
+        yield Hanging(OneLine(Text(line.text if full else _message_first(line.text))), indent=4)
+
+
+def _message_first(text: str) -> str:
+    """The line from its message on: launcher and logger prefixes (`(EngineCore_DP0 pid=13770) ERROR
+    02-25 03:11:49 [core.py:866] `) would take the one line that the brief output gives it."""
+    message = message_of(text)
+    return text if message == text.strip() else f"… {message}"
 
 
 def diagnosis_renderable(position: int, diagnosis: Diagnosis, *, full: bool = False) -> Group:
