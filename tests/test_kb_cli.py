@@ -55,6 +55,9 @@ def test_stats_json_counts_user_entries(tmp_path, capsys):
     assert after["by_category"]["npu_oom"] == before["by_category"].get("npu_oom", 0) + 1
     assert "user-entry" in after["without_references"]
     assert after["signatures_by_kind"]["text"] >= 1
+    # The shipped KB's fixes, and how many cite where they were confirmed.
+    fixes = before["fixes"]
+    assert fixes["fix"] > fixes["with_proof"] > 0 and fixes["diagnostic"] > 0
 
 
 def test_kb_test_reports_failures(tmp_path, capsys):

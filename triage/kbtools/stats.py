@@ -10,6 +10,7 @@ from triage.kb.loader import KnowledgeBase
 
 def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
     entries = sorted(kb.entries.values(), key=lambda e: e.id)
+    fixes = [fix for e in entries for fix in e.fixes]
     signatures = [s for e in entries for s in e.signatures] + [s for e in entries for c in e.causes for s in c.evidence]
     return {
         "entries": len(entries),
@@ -19,6 +20,12 @@ def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
         "examples": {
             "match": sum(len(e.examples.match) for e in entries),
             "no_match": sum(len(e.examples.no_match) for e in entries),
+        },
+        "fixes": {
+            "fix": sum(fix.kind == "fix" for fix in fixes),
+            "diagnostic": sum(fix.kind == "diagnostic" for fix in fixes),
+            # Where each fix was confirmed to work or prescribed for its failure (issue 12's proof).
+            "with_proof": sum(fix.kind == "fix" and bool(fix.confirmed_by) for fix in fixes),
         },
         "without_references": [e.id for e in entries if not e.references],
         "without_examples": [e.id for e in entries if not e.examples.match],
