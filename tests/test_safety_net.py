@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -591,6 +592,6 @@ def test_kinds_judged_on_lowered_text_read_every_line_as_before():
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
     ]
     lines += ["Fatal: SIGSEGV received", "exitcode  : -11 (pid: 7)", "loss: NaN", "errors = 0", "Killed"]
-    for caseless in (error_lines._SIGNAL, error_lines._EXIT, error_lines._SYMPTOM, error_lines._NOT_AN_ERROR):
-        lowered = error_lines._for_lowered(caseless)
+    for source in (error_lines._SIGNAL, error_lines._EXIT, error_lines._SYMPTOM, error_lines._NOT_AN_ERROR):
+        caseless, lowered = re.compile(source), error_lines._for_lowered(source)
         assert [bool(caseless.search(line)) for line in lines] == [bool(lowered.search(line.lower())) for line in lines]

@@ -33,7 +33,7 @@ _CODE = re.compile(
     r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
     r"|(?i:\b(?:error[ _]?code|ret(?:urn)?[ _]?code|errno|error_code|ret)\s*(?:is\s*)?[=:\[]?\s*(?:is\s*)?-?(?:0x[0-9a-f]*[1-9a-f][0-9a-f]*|[1-9]\d{2,}))"
 )
-_SIGNAL = re.compile(
+_SIGNAL = (
     r"(?i:segmentation fault|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|\bSIGKILL\b|bus error|core dumped|"
     r"fatal python error|terminate called|double free|corrupted (?:size|double-linked)|"
     r"signal\s*:?\s*(?:6|7|9|11)\b|\bkilled\b.*\b(?:signal|oom)|oom-kill|failing at address:\s*(?:0x|\(nil\)))"
@@ -55,7 +55,7 @@ _LEVEL = re.compile(
 _QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I|info|debug)\]|\b(?:INFO|DEBUG)\b|" + _GLOG_LEVEL.format(levels="ID"))
 """A logger's level that says its line is no error: a symptom's word there is not one."""
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
-_SYMPTOM = re.compile(
+_SYMPTOM = (
     r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet |currently )?supported|unsupported|not implemented|"
     r"segmentation|core dump|\bkilled\b|undefined symbol|cannot open|no such file|mismatch|timed out|\bhang(?:s|ing)?\b|"
     r"\bstuck\b|deadlock|illegal|no kernel|does not (?:has|have) any binary|requirements are unsatisfiable|"
@@ -74,11 +74,11 @@ _BENIGN_WARNING = re.compile(
 )
 """Python's warning categories (a deprecation says nothing failed), counters, and failures the
 program says it recovers from."""
-_EXIT = re.compile(
+_EXIT = (
     r"(?i:exit(?:ed)?\s*(?:with\s*)?(?:code|status)\s*[:=]?\s*-?[1-9]\d*|exitcode\s*:\s*-?[1-9]\d*"
     r"|returned non-zero exit status|non-zero exit code|^\S*make(?:\[\d+\])?: \*\*\* .* Error \d+)"
 )
-_NOT_AN_ERROR = re.compile(
+_NOT_AN_ERROR = (
     r"(?i:\b(?:no|0|zero)\s+errors?\b|\berrors?\s*[=:]\s*0\b|error[_ ]?(?:rate|count)\b|"
     r"\bif (?:an? )?error|ignore[sd]? (?:the )?errors?|warnings?\s*:|UserWarning|FutureWarning|"
     r"DeprecationWarning|^\s*File \"|^[\s>]*raise\s|"
@@ -116,18 +116,19 @@ _PREFIX = re.compile(
 )
 
 
-def _for_lowered(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """A pattern that is one case-insensitive group, `(?i:...)`, as a case-sensitive pattern for
-    lower-cased text. Python's `re` tries every alternative of a case-insensitive group at every
+def _for_lowered(source: str) -> re.Pattern[str]:
+    """A pattern that is one case-insensitive group, `(?i:...)`, compiled as a case-sensitive pattern
+    for lower-cased text. Python's `re` tries every alternative of a case-insensitive group at every
     position; on lowered text the same verdicts come in half the time (checked on every sample and
-    corpus line), and a line's kind is judged for every new shape of a log of distinct errors."""
-    source = pattern.pattern
+    corpus line), and a line's kind is judged for every new shape of a log of distinct errors. Such
+    patterns are kept as source (`_SIGNAL`, `_EXIT`, `_SYMPTOM`, `_NOT_AN_ERROR`): only this form is
+    ever searched, so only it is compiled."""
     assert source.startswith("(?i:") and source.endswith(")"), source[:20]
     lowered = re.sub(r"\\.|[A-Z]", lambda m: m.group() if m.group()[0] == "\\" else m.group().lower(), source[4:-1])
     return re.compile(lowered)
 
 
-_KINDS = (
+_KINDS: tuple[tuple[str, re.Pattern[str] | str], ...] = (
     (EXCEPTION, _EXCEPTION),
     (CODE, _CODE),
     (SIGNAL, _SIGNAL),
@@ -136,17 +137,16 @@ _KINDS = (
     (TRACEBACK, _TRACEBACK),
     (SYMPTOM, _SYMPTOM),
 )
-"""In the order a line is judged: the first kind that matches is the line's."""
-_CASELESS = (_SIGNAL, _EXIT, _SYMPTOM)
-"""The kinds whose pattern is one case-insensitive group: judged on the lowered text."""
+"""In the order a line is judged: the first kind that matches is the line's (a kind given as source
+is one case-insensitive group, judged on the lowered text)."""
 _JUDGED = tuple(
-    (kind, _for_lowered(regex), True) if regex in _CASELESS else (kind, regex, False) for kind, regex in _KINDS
+    (kind, _for_lowered(regex), True) if isinstance(regex, str) else (kind, regex, False) for kind, regex in _KINDS
 )
 """_KINDS as judged: (kind, pattern, whether it reads the lowered text)."""
 _NOT_AN_ERROR_LOWERED = _for_lowered(_NOT_AN_ERROR)
 PATTERNS: tuple[str, ...] = (
-    *(regex.pattern for _, regex in _KINDS),
-    _NOT_AN_ERROR.pattern,
+    *(regex if isinstance(regex, str) else regex.pattern for _, regex in _KINDS),
+    _NOT_AN_ERROR,
     _WARNING_LEVEL.pattern,
     _WARNED_FAILURE.pattern,
     _BENIGN_WARNING.pattern,
