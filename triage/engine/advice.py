@@ -27,7 +27,7 @@ def order_fixes(
             if update is None:
                 continue
             result = replace(update, addresses=result.addresses, confirmed_by=result.confirmed_by)
-        applies_to = {k: v for k, v in (fix.get("applies_to") or {}).items() if v}
+        applies_to = declared_stacks(fix)
         fits = context.fits(applies_to) if applies_to else None
         if fits is False:
             continue
@@ -39,3 +39,8 @@ def order_fixes(
         diagnostic = result.kind == "diagnostic"
         kept.append(((int(diagnostic), -round(relevance, 2), 0 if fits else 1, position), result))
     return [fix for _, fix in sorted(kept, key=lambda item: item[0])], notes
+
+
+def declared_stacks(fix: dict[str, Any]) -> dict[str, list[str]]:
+    """The stacks a KB fix declares it is for (`applies_to`), without the dimensions it leaves empty."""
+    return {k: v for k, v in (fix.get("applies_to") or {}).items() if v}

@@ -9,7 +9,7 @@ it comes from.
 
 from __future__ import annotations
 
-from triage.engine.advice import order_fixes
+from triage.engine.advice import declared_stacks, order_fixes
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
 from triage.engine.culprit import culprit_advice
@@ -116,7 +116,7 @@ def _made_for(kb: CompiledKB, index: int, context: JobContext) -> float:
     shares = [
         1.0 / max(len(values) for values in applies_to.values())
         for fix in kb.entries[index].fixes
-        if (applies_to := {k: v for k, v in (fix.get("applies_to") or {}).items() if v}) and context.fits(applies_to)
+        if (applies_to := declared_stacks(fix)) and context.fits(applies_to)
     ]
     return max(shares, default=0.0)
 
