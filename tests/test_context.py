@@ -55,6 +55,15 @@ def test_fine_tuning_tool_is_the_workload_over_its_trainer():
     assert JobContext().fits({"workload": ["sglang"]}) is None
 
 
+def test_a_torch_job_that_names_no_workload_is_not_one_of_another_runtime():
+    context = context_of('File "/usr/lib/python3.10/site-packages/torch_npu/utils/_error_code.py", line 4, in f')
+    assert context.workloads == [] and context.runtime == "torch"
+    assert context.fits({"workload": ["llama.cpp"]}) is False
+    assert context.fits({"workload": ["paddle", "llama.cpp"]}) is False
+    assert context.fits({"workload": ["llama.cpp", "vllm"]}) is None
+    assert context_of("ggml_cann_init: device 0").fits({"workload": ["llama.cpp"]}) is True
+
+
 def test_fixes_for_another_stack_are_dropped_and_applied_ones_said():
     causes = [CauseResult(id="budget", title="", probability=0.9), CauseResult(id="frag", title="", probability=0.1)]
     fixes = [

@@ -94,7 +94,7 @@ def test_no_fix_for_a_stack_the_log_shows_is_not_running(engine_kb, whole_report
     for outcome in whole_report.outcomes:
         case, result = outcome.case, outcome.result
         context = JobContext(
-            **{k: v for k, v in result.context.items() if k in ("launcher", "workloads", "soc", "env")}
+            **{k: v for k, v in result.context.items() if k in ("launcher", "workloads", "soc", "env", "runtime")}
         )
         shown = context.shows("workload")
         for diagnosis in result.diagnoses:

@@ -37,7 +37,9 @@ def order_fixes(
             continue
         relevance = max((probability.get(c, 0.0) for c in result.addresses), default=0.5)
         diagnostic = result.kind == "diagnostic"
-        kept.append(((int(diagnostic), -round(relevance, 2), 0 if fits else 1, position), result))
+        # A fix made for one stack, where the log does not show which stack ran, is a guess at it.
+        made_for = 0 if fits else 2 if applies_to else 1
+        kept.append(((int(diagnostic), -round(relevance, 2), made_for, position), result))
     return [fix for _, fix in sorted(kept, key=lambda item: item[0])], notes
 
 

@@ -91,6 +91,10 @@ SERVING = frozenset({"vllm", "vllm-ascend", "sglang", "mindie", "lmdeploy", "lla
 TRAINING = frozenset({"hf-trainer", "llamafactory", "ms-swift", "deepspeed", "megatron", "mindspeed", "verl"})
 GROUPS = {"serving": SERVING, "training": TRAINING}
 IMPLIES = {"vllm-ascend": "vllm", "llamafactory": "hf-trainer", "ms-swift": "hf-trainer", "mindspeed": "megatron"}
+NOT_ON_TORCH = frozenset({"llama.cpp", "paddle"})
+"""Workloads that run on their own runtime, not PyTorch: a log that shows torch_npu or torch's own
+files and names no workload is still not one of these, so their fixes do not fit it."""
+TORCH_PATTERN = r"torch[_-]npu|[/\\]torch[/\\]"
 MAX_LINES = 4096
 """Context is decided by the first lines that show it; after this many the rest only cost time."""
 
@@ -99,6 +103,7 @@ _COMPILED_LAUNCHERS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in 
 _COMPILED_VERSIONS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in VERSION_PATTERNS)
 _SOC = re.compile(SOC_PATTERN, re.IGNORECASE)
 _ENV = re.compile(ENV_PATTERN)
+_TORCH = re.compile(TORCH_PATTERN, re.IGNORECASE)
 _ANY = re.compile("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE)
 
 
@@ -111,6 +116,8 @@ class JobContext:
     soc: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     """Env vars the log shows set (first value seen)."""
+    runtime: str | None = None
+    """"torch" when the log shows torch_npu or a frame in torch's own files."""
     lines_seen: int = 0
 
     @property
@@ -153,6 +160,8 @@ class JobContext:
                 self.soc = next(g for g in found.groups() if g).replace(" ", "")
         for found in _ENV.finditer(text):
             self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
+        if self.runtime is None and _TORCH.search(text):
+            self.runtime = "torch"
 
     def merge(self, later: JobContext) -> None:
         """Fold in what a later stretch of the log showed; what was seen first stays."""
@@ -161,6 +170,7 @@ class JobContext:
         for key, value in later.versions.items():
             self.versions.setdefault(key, value)
         self.soc = self.soc or later.soc
+        self.runtime = self.runtime or later.runtime
         for key, value in later.env.items():
             self.env.setdefault(key, value)
         self.lines_seen += later.lines_seen
@@ -173,7 +183,8 @@ class JobContext:
                 continue
             shown = self.shows(dimension)
             if not shown:
-                verdicts.append(None)
+                elsewhere = NOT_ON_TORCH.issuperset(w.lower() for w in wanted)
+                verdicts.append(False if dimension == "workload" and self.runtime == "torch" and elsewhere else None)
                 continue
             wanted_lower = {w.lower() for w in wanted}
             if dimension == "soc":
@@ -198,6 +209,7 @@ class JobContext:
             "versions": dict(self.versions),
             "soc": self.soc,
             "env": dict(self.env),
+            "runtime": self.runtime,
         }
 
 
