@@ -124,6 +124,8 @@ from triage.results import Diagnosis, EvidenceLine
         ),
         ("E/nndeploy_default_str: inferShape [File op_conv.cc][Line 29] input_shape.size() < 2.", LEVEL, None),
         ("CAUTION: The operator 'aten::foo' is not currently supported on the NPU backend", SYMPTOM, None),
+        # GGML_ABORT at its source location (gpustack/gpustack#755)
+        ("/home/runner/work/llama-box/llama.cpp/ggml/src/ggml-cann/ggml-cann.cpp:63: CANN error", LEVEL, None),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):
@@ -147,6 +149,7 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "I20251208 11:52:33.906306 69771 hf_model_loader.cpp:65] shard 2 read timed out, retrying",
         "[2025-12-08 11:52:44.735471] [info] [69197] [server.h:12] retry after timed out request",
         "step 10 failures: 0",
+        "ggml.c:12: no error",
     ],
 )
 def test_lines_that_are_not_errors(line):
