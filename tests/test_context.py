@@ -83,3 +83,10 @@ def test_fixes_for_another_stack_are_dropped_and_applied_ones_said():
     assert notes == [
         "already applied in this job (PYTORCH_NPU_ALLOC_CONF=expandable_segments:True): Expandable segments"
     ]
+
+
+def test_a_timeout_already_as_long_as_the_fix_is_applied():
+    context = context_of("export HCCL_CONNECT_TIMEOUT=3600", "HCCL_EXEC_TIMEOUT=600")
+    assert context.applied({"HCCL_CONNECT_TIMEOUT": "1800"})
+    assert not context.applied({"HCCL_EXEC_TIMEOUT": "3600"})
+    assert not context.applied({"HCCL_CONNECT_TIMEOUT": "1800", "HCCL_EXEC_TIMEOUT": "3600"})
