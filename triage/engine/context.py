@@ -181,12 +181,12 @@ class JobContext:
         for dimension, wanted in applies_to.items():
             if not wanted:
                 continue
+            wanted_lower = {w.lower() for w in wanted}
             shown = self.shows(dimension)
             if not shown:
-                elsewhere = NOT_ON_TORCH.issuperset(w.lower() for w in wanted)
-                verdicts.append(False if dimension == "workload" and self.runtime == "torch" and elsewhere else None)
+                elsewhere = dimension == "workload" and self.runtime == "torch" and wanted_lower <= NOT_ON_TORCH
+                verdicts.append(False if elsewhere else None)
                 continue
-            wanted_lower = {w.lower() for w in wanted}
             if dimension == "soc":
                 verdicts.append(any(s.startswith(w) or w in s for s in shown for w in wanted_lower))
             else:
