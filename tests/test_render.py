@@ -150,3 +150,22 @@ def test_evidence_lines_show_the_message_not_the_launchers_prefix(scan_text, mon
     assert "EngineCore_DP0" not in brief
     # The whole line where everything is shown (and in --json).
     assert prefix.strip() in rendered(result, width=200, verbose=True)
+
+
+def test_brief_output_tells_a_fix_that_has_nothing_to_run(one_error):
+    # A fix of only words (what fixed a similar reported failure) would otherwise read as a bare
+    # heading; a fix with commands or code keeps its description for --verbose.
+    from triage.results import FixResult
+
+    told = FixResult(
+        title="What fixed the similar reported failure",
+        description="Remove the override from the launch script.",
+        confirmed_by=["https://github.com/example/repo/issues/1"],
+    )
+    diagnosis = one_error.diagnoses[0]
+    runnable = next(fix for fix in diagnosis.fixes if fix.commands or fix.env or fix.code)
+    result = replace(one_error, diagnoses=[replace(diagnosis, fixes=[told, runnable])])
+    text = " ".join(rendered(result, width=200).split())
+    assert "Remove the override from the launch script." in text
+    assert "confirmed in https://github.com/example/repo/issues/1" in text
+    assert runnable.description and " ".join(runnable.description.split())[:60] not in text

@@ -29,16 +29,20 @@ def fix_renderable(
 ) -> Hanging:
     """One fix: its title after `label`, then description, a shell block (env, commands), code before/after.
 
-    Brief (`full=False`): the title, the shell block and the code to write, nothing else.
+    Brief (`full=False`): the title, the shell block and the code to write; the description only
+    for a fix that has neither.
     Shared by the CLI and the TUI's detail pane (which passes its theme and a selection style).
     """
     parts: list[RenderableType] = [Text(fix.title, style=title_style)]
-    if fix.description and full:
-        parts.append(Text(" ".join(fix.description.split()), style="dim"))
     shell = [f"export {name}={value}" for name, value in fix.env.items()] + [f"$ {command}" for command in fix.commands]
+    # A fix with nothing to run or write (what fixed a similar reported failure) is its description and
+    # where it was confirmed: the brief form would show a heading and no advice.
+    told = full or not (shell or fix.code)
+    if fix.description and told:
+        parts.append(Text(" ".join(fix.description.split()), style="dim"))
     if shell:
         parts.append(CodeBlock("\n".join(shell), "bash", theme))
-    if fix.confirmed_by and full:
+    if fix.confirmed_by and told:
         more = f" (+{len(fix.confirmed_by) - 1} more)" if len(fix.confirmed_by) > 1 else ""
         parts.append(Text(f"confirmed in {fix.confirmed_by[0]}{more}", style="dim"))
     if fix.code is not None:
