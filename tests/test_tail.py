@@ -283,3 +283,10 @@ def _first_line(child: subprocess.Popen) -> str | None:
         if selector.select(timeout=0):
             return child.stdout.readline()
     return None
+
+
+def test_human_summary_counts_in_words_a_reader_expects(tmp_path, capsys, monkeypatch):
+    (tmp_path / "one.log").write_text("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    code, out, _ = run_tail(capsys, monkeypatch, "--from-start", str(tmp_path / "one.log"))
+    assert code == 1
+    assert "Summary: 1 diagnosis from 1 line" in " ".join(out.split())

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from rich.text import Text
 
-from triage.cli.render import diagnosis_renderable, make_console
+from triage.cli.render import diagnosis_renderable, make_console, plural
 from triage.render.parts import SEVERITY_STYLE
 from triage.events import Event, material
 from triage.results import Diagnosis, ScanResult
@@ -45,7 +45,10 @@ class EventPrinter:
         if not result.diagnoses:
             self._console.print(f"No known failure found in {stats.lines:,} lines.")
             return
-        self._console.print(f"Summary: {len(result.diagnoses)} diagnoses from {stats.lines:,} lines", style="bold")
+        self._console.print(
+            f"Summary: {plural(len(result.diagnoses), 'diagnosis', 'diagnoses')} from {plural(stats.lines, 'line')}",
+            style="bold",
+        )
         for position, diagnosis in enumerate(result.diagnoses, 1):
             self._console.print(
                 Text.assemble(
