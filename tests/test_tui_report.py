@@ -73,3 +73,10 @@ def test_scan_and_report_never_import_textual():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_report_counts_in_words_a_reader_expects():
+    result = _result()
+    result.stats.lines = 1
+    text = build_report(result, sources=["/data/job/rank1.log"], environment={})
+    assert "Scanned 1 line; 1 diagnosis." in text and "**Evidence** (1 line):" in text

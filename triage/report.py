@@ -12,7 +12,7 @@ import platform
 from collections.abc import Callable
 
 from triage import __version__
-from triage.render.parts import context_text, status_note
+from triage.render.parts import context_text, plural, status_note
 from triage.redact import Redactor, mask_secret_values, redact_result, result_texts, this_host
 from triage.results import Diagnosis, FixResult, ScanResult
 
@@ -75,7 +75,9 @@ def build_report(
         result = redact_result(result, clean)
     lines = ["# ascend-triage report", ""]
     lines.append(f"Sources: {', '.join(clean(source) for source in sources) or '(none)'}  ")
-    lines.append(f"Scanned {result.stats.lines:,} lines; {len(result.diagnoses)} diagnoses.")
+    lines.append(
+        f"Scanned {plural(result.stats.lines, 'line')}; {plural(len(result.diagnoses), 'diagnosis', 'diagnoses')}."
+    )
     if result.root_rank is not None:
         lines.append(f"Root rank: {result.root_rank}.")
     if context_text(result.context):
@@ -109,7 +111,7 @@ def _diagnosis_section(position: int, diagnosis: Diagnosis) -> list[str]:
     if diagnosis.summary:
         lines += [diagnosis.summary.strip(), ""]
     if diagnosis.evidence:
-        lines += [f"**Evidence** ({diagnosis.evidence_count} lines):", "", "```text"]
+        lines += [f"**Evidence** ({plural(diagnosis.evidence_count, 'line')}):", "", "```text"]
         lines += [f"{e.source}:{e.line}: {e.text}" for e in diagnosis.evidence[:MAX_EVIDENCE]]
         lines += ["```", ""]
     if diagnosis.causes:

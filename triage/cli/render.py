@@ -22,6 +22,7 @@ from triage.render.parts import (
     confidence_bar,
     context_text,
     fix_renderable,
+    plural,
     probe_device,
     probe_messages,
     probe_verdict,
@@ -35,10 +36,6 @@ PIPED_WIDTH = 80
 INDENT = 3
 BRIEF_EVIDENCE = 2
 BRIEF_FIXES = 3
-
-
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
 
 
 def make_console(file: IO[str] | None = None) -> Console:
