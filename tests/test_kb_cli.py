@@ -72,7 +72,8 @@ def test_validate_exit_codes_and_json(tmp_path, capsys):
     good, bad = tmp_path / "good", tmp_path / "bad"
     write_entry(good, entry_data("good-entry"))
     write_entry(bad, entry_data("bad-entry", examples={}))
-    assert run(capsys, "kb", "validate", str(good))[0] == 0
+    code, out, _ = run(capsys, "kb", "validate", str(good))
+    assert code == 0 and out.splitlines()[-1].startswith("1 entry: 0 errors, ")
     code, out, _ = run(capsys, "kb", "validate", str(bad), "--json")
     report = json.loads(out)
     assert code == 1 and report["errors"] >= 1

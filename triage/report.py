@@ -12,7 +12,8 @@ import platform
 from collections.abc import Callable
 
 from triage import __version__
-from triage.render.parts import context_text, plural, status_note
+from triage.render.parts import context_text, status_note
+from triage.render.words import plural
 from triage.redact import Redactor, mask_secret_values, redact_result, result_texts, this_host
 from triage.results import Diagnosis, FixResult, ScanResult
 

@@ -10,7 +10,8 @@ from typing import Any, TextIO
 from rich.text import Text
 
 from triage.cli.render import diagnosis_renderable, make_console
-from triage.render.parts import SEVERITY_STYLE, plural
+from triage.render.parts import SEVERITY_STYLE
+from triage.render.words import plural
 from triage.events import Event, material
 from triage.results import Diagnosis, ScanResult
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_kb_entries, load_scan_kb, warn
+from triage.render.words import plural
 
 LOCAL_KB_DIR = Path("kb-local")
 """Where new and imported entries go without --out or TRIAGE_KB_PATH: never the installed package."""
@@ -243,7 +244,10 @@ def run_validate(args: argparse.Namespace) -> int:
         for finding in report.findings:
             print(finding)
         excluded = f", {report.excluded} excluded by entries" if report.excluded else ""
-        print(f"{report.entries} entries: {report.errors} errors, {report.warnings} warnings{excluded}")
+        print(
+            f"{plural(report.entries, 'entry', 'entries')}: {plural(report.errors, 'error')}, "
+            f"{plural(report.warnings, 'warning')}{excluded}"
+        )
     return EXIT_FOUND if report.errors else EXIT_OK
 
 
@@ -280,7 +284,7 @@ def run_test(args: argparse.Namespace) -> int:
         failures = checker.failures(entry)
         failed += bool(failures)
         count = len(entry.examples.match) + len(entry.examples.no_match)
-        print(f"{'FAIL' if failures else 'pass'} {entry.id} ({count} examples)")
+        print(f"{'FAIL' if failures else 'pass'} {entry.id} ({plural(count, 'example')})")
         for failure in failures:
             print(f"     {failure.kind}[{failure.index}]: {failure.message}")
     print(f"{len(chosen) - failed} passed, {failed} failed")
@@ -334,7 +338,9 @@ def run_import(args: argparse.Namespace) -> int:
     except (AscendFdError, FileNotFoundError) as exc:
         print(f"triage: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"wrote {len(result.written)} entries to {out}, kept {len(result.existing)} existing files")
+    print(
+        f"wrote {plural(len(result.written), 'entry', 'entries')} to {out}, kept {plural(len(result.existing), 'existing file')}"
+    )
     for reason, codes in sorted(result.skipped.items()):
         print(f"skipped {len(codes)}: {reason}")
     print(f"next: `triage kb validate {out}`; entries whose examples fail overlap with curated ones")

@@ -16,13 +16,13 @@ from rich.text import Text
 from triage.engine.error_lines import message_of
 from triage.engine.values import human_size
 from triage.render.layout import Hanging, OneLine
+from triage.render.words import plural
 from triage.render.parts import (
     INCONCLUSIVE,
     SEVERITY_STYLE,
     confidence_bar,
     context_text,
     fix_renderable,
-    plural,
     probe_device,
     probe_messages,
     probe_verdict,

@@ -14,10 +14,6 @@ SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "
 INCONCLUSIVE = "inconclusive here"
 
 
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
-
-
 def status_note(diagnosis: Diagnosis) -> str:
     """Why a diagnosis may rank lower than its evidence alone says: its entry is unfinished or unproven."""
     return f"{diagnosis.status} entry, ranked lower" if diagnosis.status in ("draft", "experimental") else ""
