@@ -144,3 +144,8 @@ def test_without_out_or_kb_path_it_writes_to_kb_local(tmp_path, log, monkeypatch
     monkeypatch.chdir(tmp_path)
     assert main(["kb", "new", "--from", str(log)]) == 0
     assert len(list((tmp_path / "kb-local").glob("*/*.yaml"))) == 1
+
+
+def test_message_drops_a_date_without_time_as_a_prefix():
+    assert message_of("[ERROR] 2026-01-01 MyError: pool exhausted") == "MyError: pool exhausted"
+    assert message_of("2026-01-01T12:00:01.5 ERROR MyError: x") == "MyError: x"

@@ -48,7 +48,7 @@ _HEALTHY = re.compile(
     r"\b(?:step|iter(?:ation)?|epoch)\b.*\b(?:loss|lr|it/s|s/it|tokens?/s|samples?/s)\b", re.IGNORECASE
 )
 _PREFIX = re.compile(
-    r"^(?:\[[^\]]{0,80}\]:?|\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
+    r"^(?:\[[^\]]{0,80}\]:?|\d{4}[-/]\d{2}[-/]\d{2}(?:[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*|(?=\s))|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b:?|rank\s*\d+\s*:|[-|:])\s*",
     re.IGNORECASE,
 )
