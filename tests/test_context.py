@@ -90,3 +90,27 @@ def test_a_timeout_already_as_long_as_the_fix_is_applied():
     assert context.applied({"HCCL_CONNECT_TIMEOUT": "1800"})
     assert not context.applied({"HCCL_EXEC_TIMEOUT": "3600"})
     assert not context.applied({"HCCL_CONNECT_TIMEOUT": "1800", "HCCL_EXEC_TIMEOUT": "3600"})
+
+
+def test_a_job_started_by_triage_shows_its_command_line_and_inherited_settings():
+    context = JobContext()
+    environ = {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True,garbage_collection_threshold:0.6", "HOME": "/r"}
+    context.observe_job(["torchrun", "--nproc-per-node", "8", "-m", "vllm.entrypoints.openai.api_server"], environ)
+    assert context.launcher == "torchrun" and "vllm" in context.workloads
+    assert context.env == {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True,garbage_collection_threshold:0.6"}
+
+
+def test_run_leaves_out_a_fix_the_job_inherited(monkeypatch):
+    import json
+    import sys
+
+    from tests.test_cli_scan import OOM, triage
+
+    monkeypatch.setenv("PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True")
+    proc = triage("run", "--json", "--", sys.executable, "-c", f"print({OOM!r}); raise SystemExit(1)")
+    summary = json.loads(proc.stdout.decode().splitlines()[-1])
+    top = summary["diagnoses"][0]
+    assert proc.returncode == 1 and top["id"] == "npu-out-of-memory"
+    assert summary["context"]["env"]["PYTORCH_NPU_ALLOC_CONF"] == "expandable_segments:True"
+    assert any("already applied" in note and "expandable_segments" in note for note in top["fix_notes"])
+    assert not any("expandable_segments:True" in json.dumps(fix.get("env", {})) for fix in top["fixes"])

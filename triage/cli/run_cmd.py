@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         # With --json stdout carries events only, so the job's own output goes to stderr.
         echo = sys.stderr.buffer if args.json else sys.stdout.buffer
         live = LiveScan(Scanner(kb), printer)
+        live.scanner.context.observe_job(command, os.environ)
         # Whatever stops the stream (the job's end, a forwarded signal, a closed stdout), leaving
         # the block stops what is left of the job's group.
         with Job(grace=args.grace) as job:

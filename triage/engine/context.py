@@ -8,6 +8,8 @@ read from the log's own lines; nothing is guessed from outside.
 from __future__ import annotations
 
 import re
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # (name, pattern): the first that matches a line names it. Order matters where one name contains
@@ -71,11 +73,12 @@ VERSION_PATTERNS: tuple[tuple[str, str], ...] = (
 SOC_PATTERN = (
     r"\bSocVersion\s*[:=]\s*(\w+)|\b(Ascend\s?(?:910|310|950)[A-Za-z0-9_]*)|\b(910B[1-4]?|910C|910_93\d\d|310P\d?)\b"
 )
-ENV_PATTERN = (
-    r"(?:export\s+|\benv\s+)?\b((?:PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|ACL_[A-Z_]+|TASK_QUEUE_ENABLE"
-    r"|VLLM_[A-Z_]+|CPU_AFFINITY_CONF|INF_NAN_MODE_ENABLE|NPU_[A-Z_]+|COMBINED_ENABLE|MULTI_STREAM_MEMORY_REUSE))"
-    r"\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+ENV_NAMES = (
+    r"PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|ACL_[A-Z_]+|TASK_QUEUE_ENABLE"
+    r"|VLLM_[A-Z_]+|CPU_AFFINITY_CONF|INF_NAN_MODE_ENABLE|NPU_[A-Z_]+|COMBINED_ENABLE|MULTI_STREAM_MEMORY_REUSE"
 )
+"""The env vars whose settings the advice reads (a fix the job already has is no fix)."""
+ENV_PATTERN = rf"(?:export\s+|\benv\s+)?\b({ENV_NAMES})\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
 CONTEXT_TRIGGERS: tuple[str, ...] = (
     *(pattern for _, pattern in WORKLOAD_PATTERNS),
     *(pattern for _, pattern in LAUNCHER_PATTERNS),
@@ -103,6 +106,7 @@ _COMPILED_LAUNCHERS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in 
 _COMPILED_VERSIONS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in VERSION_PATTERNS)
 _SOC = re.compile(SOC_PATTERN, re.IGNORECASE)
 _ENV = re.compile(ENV_PATTERN)
+_ENV_NAME = re.compile(ENV_NAMES)
 _TORCH = re.compile(TORCH_PATTERN, re.IGNORECASE)
 _ANY = re.compile("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE)
 
@@ -162,6 +166,15 @@ class JobContext:
             self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
         if self.runtime is None and _TORCH.search(text):
             self.runtime = "torch"
+
+    def observe_job(self, command: list[str], environ: Mapping[str, str]) -> None:
+        """What a face that starts the job knows before it prints a line: its command line (`vllm
+        serve`, `torchrun`, `llamafactory-cli train`) and the settings it inherits (an allocator
+        setting exported in the shell is applied though the log never prints it)."""
+        self.observe(shlex.join(command))
+        for name, value in environ.items():
+            if _ENV_NAME.fullmatch(name):
+                self.env.setdefault(name, value)
 
     def merge(self, later: JobContext) -> None:
         """Fold in what a later stretch of the log showed; what was seen first stays."""
