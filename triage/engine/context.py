@@ -2,7 +2,8 @@
 
 Advice depends on it: an inference server's OOM is fixed with a serving flag, a trainer's with a
 trainer argument, and a fix whose env var the log shows already set is no fix. Everything here is
-read from the log's own lines; nothing is guessed from outside.
+read from the log's own lines (and, for a job triage starts itself, its command line and the
+settings it inherits); nothing is guessed from outside.
 """
 
 from __future__ import annotations
