@@ -150,6 +150,8 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "[2025-12-08 11:52:44.735471] [info] [69197] [server.h:12] retry after timed out request",
         "step 10 failures: 0",
         "ggml.c:12: no error",
+        # A warning about an exception the program caught and went past (vLLM on an NPU).
+        "WARNING: Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
     ],
 )
 def test_lines_that_are_not_errors(line):
@@ -598,3 +600,15 @@ def test_kinds_judged_on_lowered_text_read_every_line_as_before():
     for source in (error_lines._SIGNAL, error_lines._EXIT, error_lines._SYMPTOM, error_lines._NOT_AN_ERROR):
         caseless, lowered = re.compile(source), error_lines._for_lowered(source)
         assert [bool(caseless.search(line)) for line in lines] == [bool(lowered.search(line.lower())) for line in lines]
+
+
+def test_an_exception_is_an_error_unless_a_warning_says_it_was_caught():
+    assert error_kind("ERROR: Failed to load plugin with ImportError('x')") == EXCEPTION
+    assert error_kind("WARNING: RuntimeError: the device is gone") == EXCEPTION
+
+
+def test_a_last_line_that_says_the_work_is_off_is_no_stall():
+    from triage.engine.hints import stall_category
+
+    assert stall_category("INFO [platform.py:297] Compilation disabled, using eager mode by default") is None
+    assert stall_category("Capturing CUDA graphs (decode, FULL)") == "dynamic_shape_compile"

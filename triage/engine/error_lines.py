@@ -146,6 +146,8 @@ _JUDGED = tuple(
 )
 """_KINDS as judged: (kind, pattern, whether it reads the lowered text)."""
 _NOT_AN_ERROR_LOWERED = _for_lowered(_NOT_AN_ERROR)
+_CAUGHT = re.compile(r"\b(?:with|due to|because of)\s+[\w.]*(?:Error|Exception)\(")
+"""An exception a logger reports as the reason for something it went past (its repr after "with")."""
 PATTERNS: tuple[str, ...] = (
     *(regex if isinstance(regex, str) else regex.pattern for _, regex in _KINDS),
     _NOT_AN_ERROR,
@@ -154,6 +156,7 @@ PATTERNS: tuple[str, ...] = (
     _BENIGN_WARNING.pattern,
     _PREFIX.pattern,
     _QUIET_LEVEL.pattern,
+    _CAUGHT.pattern,
 )
 """Every regex that judges a line here: the native shape table must know those that tell digits apart."""
 
@@ -176,6 +179,8 @@ def error_kind(text: str) -> str | None:
         return kind
     if kind == SYMPTOM and _QUIET_LEVEL.search(prefix.group()):
         return None  # a failure's word on a line its logger marked as chatter ("INFO ... not supported")
+    if kind == EXCEPTION and _CAUGHT.search(rest) and _WARNING_LEVEL.search(prefix.group()):
+        return None  # a warning about an exception the program caught: "Failed to import X with ImportError(...)"
     if kind is None and not rest.startswith("  ") and rest.strip() and _LEVEL.search(prefix.group()):
         if not rest.lstrip().startswith("Traceback"):
             return LEVEL
