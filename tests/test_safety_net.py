@@ -611,4 +611,5 @@ def test_a_last_line_that_says_the_work_is_off_is_no_stall():
     from triage.engine.hints import stall_category
 
     assert stall_category("INFO [platform.py:297] Compilation disabled, using eager mode by default") is None
+    assert stall_category("INFO [platform.py:162] PIECEWISE compilation enabled on NPU.") is None
     assert stall_category("Capturing CUDA graphs (decode, FULL)") == "dynamic_shape_compile"

@@ -80,12 +80,12 @@ _STALLS = _lazy_all(STALL_WORDS)
 
 _FINISHED = _lazy(
     r"(?:compil\w*|captur\w*|warm ?up|graph)[\w ]{0,20}?(?:[ _]time\b|\btook\b|\btakes? \d|\bfinished\b|\bdone\b|\bcompleted?\b|"
-    r"\bsucce\w*|\bin \d|:\s*\d|\bdisabled\b|\bskipped\b|\bnot enabled\b)",
+    r"\bsucce\w*|\bin \d|:\s*\d|\b(?:en|dis)abled\b|\bskipped\b)",
     re.IGNORECASE,
 )
 """A banner that says the work finished, how long it took ("compile_time:0:00:00.12", "Graph
-capturing finished in 12 secs"), or that it is not done at all ("Compilation disabled, using eager
-mode"): the job went past it."""
+capturing finished in 12 secs"), or a setting rather than work under way ("Compilation disabled, using
+eager mode", "PIECEWISE compilation enabled"): the job went past it."""
 
 
 def stall_category(text: str) -> str | None:
