@@ -228,6 +228,15 @@ def test_a_kernel_the_compiler_cannot_take_is_no_toolchain_mismatch(scan_text, r
     compile_failed = by_id(scan_text(log), "family-kernel-compile-failed")
     assert compile_failed.causes[0].id == "compiler-unsupported", _odds(compile_failed)
     assert "tl.int32" in compile_failed.fixes[0].code.after
+    # What the user meets is an op the chip's compiler does not support, not a compile bug to work around.
+    assert compile_failed.category == "unsupported_op"
+
+
+def test_a_compile_failure_of_another_cause_keeps_the_entrys_category(scan_text):
+    log = "triton.compiler.errors.MLIRCompilationError:\nub overflow, requires 1572864 bits while 1572864 bits available\n"
+    compile_failed = by_id(scan_text(log), "family-kernel-compile-failed")
+    assert compile_failed.causes[0].id == "resource-limit-at-compile", _odds(compile_failed)
+    assert compile_failed.category == "dynamic_shape_compile"
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,13 @@ def test_category_folder_must_equal_category(tmp_path):
     assert errors_of(validate(tmp_path), "category_folder")
 
 
+def test_a_causes_own_category_must_be_a_known_one(tmp_path):
+    data = entry_data("cause-category", causes=[{"id": "rejected-op", "title": "T", "category": "unsupported"}])
+    write_entry(tmp_path, data)
+    [finding] = [f for f in validate(tmp_path).findings if f.validator == "known_category"]
+    assert "cause 'rejected-op'" in finding.message and "'unsupported'" in finding.message
+
+
 def test_catastrophic_regex_is_rejected_with_its_line(tmp_path):
     data = entry_data("bad-regex")
     data["signatures"].append({"regex": "(a+)+$"})

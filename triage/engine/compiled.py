@@ -125,6 +125,8 @@ class CauseCard:
     conditions: tuple[tuple[str, str, str | float, float], ...]
     """(left, op, right, factor) comparisons of extracted values."""
     likely_when: dict[str, list[str]] = field(default_factory=dict)
+    category: str | None = None
+    """The failure's category when this cause leads, where it differs from the entry's."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,7 @@ class EntryCard:
                     how_to_tell=cause.how_to_tell,
                     conditions=tuple((c.left, c.op, c.right, c.factor) for c in cause.conditions),
                     likely_when=cause.likely_when.as_dict(),
+                    category=cause.category,
                 )
                 for cause in entry.causes
             ),

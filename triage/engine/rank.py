@@ -133,7 +133,7 @@ def diagnose(
     fixes, notes = order_fixes(list(entry.fixes), causes, context, update)
     return Diagnosis(
         id=entry.id,
-        category=entry.category,
+        category=_category_of(entry, causes),
         title=entry.title,
         severity=entry.severity,
         confidence=round(confidence, 3),
@@ -152,6 +152,15 @@ def diagnose(
         fix_notes=notes,
         family=entry.family,
     )
+
+
+def _category_of(entry: EntryCard, causes: list[CauseResult]) -> str:
+    """The entry's category, unless its likeliest cause is a failure of another kind (the compile
+    failure whose compiler rejects the op's dtype is an unsupported op)."""
+    if not causes:
+        return entry.category
+    leading = next((cause for cause in entry.causes if cause.id == causes[0].id), None)
+    return leading.category if leading is not None and leading.category else entry.category
 
 
 def sort_key(diagnosis: Diagnosis) -> tuple[float, bool, int, int]:

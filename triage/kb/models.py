@@ -197,6 +197,18 @@ class Cause(_Strict):
         default_factory=Context,
         description="The job contexts in which this cause is more likely (and less likely when the log shows another).",
     )
+    category: str | None = Field(
+        None,
+        description="The failure's category when this cause is the likeliest, where it is not the entry's (a "
+        "compile failure because the compiler rejects the op or dtype is an unsupported op).",
+    )
+
+    @field_validator("category")
+    @classmethod
+    def _snake_case_category(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[a-z][a-z0-9_]*", value):
+            raise ValueError(f"category '{value}' must be snake_case")
+        return value
 
 
 class CodeChange(_Strict):

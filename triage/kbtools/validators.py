@@ -47,13 +47,18 @@ class CategoryFolderValidator(Validator):
 
 class KnownCategoryValidator(Validator):
     name = "known_category"
-    description = "the category is one of the standard categories"
+    description = "the category, and any cause's own category, is one of the standard categories"
     severity = "warning"
 
     def validate(self, target: Target, ctx: Context) -> Iterable[Finding]:
+        known = ", ".join(CATEGORIES)
         if target.entry.category not in CATEGORIES:
-            known = ", ".join(CATEGORIES)
             yield self.finding(target, f"unknown category '{target.entry.category}' (known: {known})", "category")
+        for cause in target.entry.causes:
+            if cause.category is not None and cause.category not in CATEGORIES:
+                yield self.finding(
+                    target, f"cause '{cause.id}': unknown category '{cause.category}' (known: {known})", "category"
+                )
 
 
 class UniqueIdValidator(Validator):
