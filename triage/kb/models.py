@@ -34,6 +34,13 @@ ExtractKind = Literal["size", "int", "float", "str"]
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
 
 
+def _snake_case_category(value: str) -> str:
+    # A category is a folder name under kb/; unknown ones are a validator's warning, not a load error.
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", value):
+        raise ValueError(f"category '{value}' must be snake_case")
+    return value
+
+
 VALIDATED = "validated"
 """Validation context key: the data were validated in full before (a cached load, see
 `triage.kb.loader`), so their regexes are not compiled again (a third of a cold load's time)."""
@@ -205,10 +212,8 @@ class Cause(_Strict):
 
     @field_validator("category")
     @classmethod
-    def _snake_case_category(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"[a-z][a-z0-9_]*", value):
-            raise ValueError(f"category '{value}' must be snake_case")
-        return value
+    def _cause_category(cls, value: str | None) -> str | None:
+        return value if value is None else _snake_case_category(value)
 
 
 class CodeChange(_Strict):
@@ -311,9 +316,7 @@ class Entry(_Strict):
     @field_validator("category")
     @classmethod
     def _known_category(cls, value: str) -> str:
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", value):
-            raise ValueError(f"category '{value}' must be snake_case")
-        return value
+        return _snake_case_category(value)
 
     @model_validator(mode="after")
     def _fixes_address_known_causes(self) -> Entry:
