@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -109,13 +110,12 @@ def test_usage_errors_exit_2(tmp_path):
     "name, content",
     [
         ("empty.log", b""),
-        ("binary.bin", bytes(range(256)) * 4000),
         ("latin1.log", "caf\xe9 ERROR d\xe9j\xe0 vu\n".encode("latin-1")),
         ("gbk.log", "训练失败: 内存不足\n".encode("gbk")),
         ("crlf.log", b"step 1\r\nstep 2\r\n"),
         ("ansi.log", b"\x1b[32mINFO\x1b[0m all good\n"),
     ],
-    ids=["empty", "binary", "latin1", "gbk", "crlf", "ansi"],
+    ids=["empty", "latin1", "gbk", "crlf", "ansi"],
 )
 def test_odd_inputs_are_scanned_without_traceback(tmp_path, name, content):
     path = tmp_path / name
@@ -127,6 +127,48 @@ def test_odd_inputs_are_scanned_without_traceback(tmp_path, name, content):
     assert proc.returncode == (1 if diagnoses else 0), proc.stderr
     assert all(d["guess"] and d["confidence"] < 0.5 for d in diagnoses)
     assert bool(diagnoses) == (name in ("latin1.log", "gbk.log"))
+
+
+def _binary_lines(count: int) -> bytes:
+    """Binary data with error words among its bytes, as a dump's strings table may hold them: a
+    scan that took its lines for text would report an unrecognised error."""
+    chance = random.Random(7)
+
+    def noise() -> bytes:
+        return chance.randbytes(200).replace(b"\n", b" ")
+
+    return b"".join(noise() + b" ERROR: out of memory " + noise() + b"\n" for _ in range(count))
+
+
+def test_binary_data_is_named_and_skipped_not_diagnosed(tmp_path):
+    core = tmp_path / "core.bin"
+    core.write_bytes(bytes(range(256)) * 4000 + _binary_lines(50))
+    packed = tmp_path / "core.bin.gz"
+    packed.write_bytes(gzip.compress(core.read_bytes(), compresslevel=1))
+    for path in (core, packed):
+        proc = triage("scan", "--json", str(path))
+        assert proc.returncode == 2 and json.loads(proc.stdout)["diagnoses"] == []
+        assert proc.stderr.decode().strip() == f"triage: {path}: binary data, not a text log; skipped"
+    # Beside a real log, the real log's failure is still reported (exit 1) and the binary file named.
+    log = tmp_path / "job.log"
+    log.write_text(OOM)
+    proc = triage("scan", "--json", str(core), str(log))
+    assert proc.returncode == 1 and b"binary data" in proc.stderr
+    assert [d["id"] for d in json.loads(proc.stdout)["diagnoses"]] == ["npu-out-of-memory"]
+
+
+def test_a_binary_stretch_inside_a_text_log_raises_nothing(tmp_path):
+    # A healthy log that starts as text, then holds binary bytes (a dump written into it), then goes
+    # on: nothing failed. A log rotated with copytruncate starts with NULs and is text all the same.
+    path = tmp_path / "mixed.log"
+    path.write_bytes(b"step 1 loss 2.3\n" * 5000 + _binary_lines(50) + b"step 2 loss 2.2\n")
+    proc = triage("scan", "--json", str(path))
+    assert (proc.returncode, proc.stderr, json.loads(proc.stdout)["diagnoses"]) == (0, b"", [])
+    holed = tmp_path / "rotated.log"
+    holed.write_bytes(b"\0" * 100_000 + OOM.encode())
+    proc = triage("scan", "--json", str(holed))
+    assert proc.returncode == 1 and proc.stderr == b""
+    assert [d["id"] for d in json.loads(proc.stdout)["diagnoses"]] == ["npu-out-of-memory"]
 
 
 def test_error_inside_crlf_and_ansi_is_found(tmp_path):

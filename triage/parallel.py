@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
-from triage.sources import display_name, is_gzip
+from triage.sources import display_name, is_gzip, looks_binary
 
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
@@ -45,9 +45,12 @@ def _plain_size(path: str, jobs: int) -> int:
     if jobs < 2 or path == "-" or is_gzip(path):  # no random access into stdin or a gzip stream
         return 0
     try:
-        return Path(path).stat().st_size
+        size = Path(path).stat().st_size
     except OSError:
         return 0
+    # Binary data is read in this process, which says it is no log (see `sources._sniffed`); a FIFO
+    # (size 0) must not be opened here: that would take its first bytes from the scan.
+    return size if size and not looks_binary(path) else 0
 
 
 def _start_methods() -> list[str]:

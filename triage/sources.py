@@ -11,7 +11,42 @@ from pathlib import Path
 from typing import BinaryIO
 
 CHUNK_SIZE = 8 << 20
+SNIFF_BYTES = 64 << 10
+"""How much of a source's start tells a text log from binary data."""
 GZIP_MAGIC = b"\x1f\x8b"
+
+_NOT_CONTROL_BYTES = bytes(byte for byte in range(256) if not (byte < 0x20 or byte == 0x7F) or byte in b"\0\t\r\x1b")
+"""For `bytes.translate(None, ...)`: deleting these leaves a line's control bytes (but NUL, tab, CR
+and ESC: padding, layout, progress bars and colours)."""
+BINARY_SHARE = 20
+"""A line is binary data when one byte in this many (or more) is a control byte and it decodes as
+neither UTF-8 nor GBK: random bytes hold about one in nine, text none."""
+
+
+def binary_line(raw: bytes) -> bool:
+    """Whether a line is binary data rather than text (a core file, an archive or a model fed as a
+    log): its words are chance bytes that a pattern or the safety net must not take for an error.
+
+    NULs do not count: a log rotated with copytruncate is padded with NULs before its next real line.
+    A line of UTF-8 or GBK text with control bytes (a spinner's backspaces) is still text.
+    """
+    controls = len(raw.translate(None, _NOT_CONTROL_BYTES))
+    if controls < 2 or controls * BINARY_SHARE < len(raw):
+        return False
+    for encoding in ("utf-8", "gbk"):
+        try:
+            raw.decode(encoding)
+            return False
+        except UnicodeDecodeError:
+            continue
+    return True
+
+
+def binary_data(sample: bytes) -> bool:
+    """Whether a source whose first bytes are `sample` is binary data (a core file, an archive, a
+    model), not a log: most of its bytes lie on binary lines."""
+    binary = sum(len(raw) for raw in sample.split(b"\n") if binary_line(raw))
+    return binary * 2 > len(sample)
 
 
 class SourceError(Exception):
@@ -90,14 +125,32 @@ def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
 def _sniffed(handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:
     try:
         first = handle.read(chunk_size)
-        if first.startswith(GZIP_MAGIC):
-            yield from _gunzip(first, handle, path, chunk_size)
-            return
-        while first:
-            yield first
-            first = handle.read(chunk_size)
+        chunks = (
+            _gunzip(first, handle, path, chunk_size)
+            if first.startswith(GZIP_MAGIC)
+            else _plain(first, handle, chunk_size)
+        )
+        for number, chunk in enumerate(chunks):
+            if number == 0 and binary_data(chunk[:SNIFF_BYTES]):
+                raise SourceError(f"{display_name(path)}: binary data, not a text log; skipped")
+            yield chunk
     except OSError as exc:
         raise SourceError(f"{display_name(path)}: {exc.strerror or exc}") from None
+
+
+def _plain(first: bytes, handle: BinaryIO, chunk_size: int) -> Iterator[bytes]:
+    while first:
+        yield first
+        first = handle.read(chunk_size)
+
+
+def looks_binary(path: str) -> bool:
+    """Whether a plain file starts with binary data (see `_sniffed`); False when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return binary_data(handle.read(SNIFF_BYTES))
+    except OSError:
+        return False
 
 
 def _gunzip(first: bytes, handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:

@@ -30,6 +30,7 @@ from triage.engine.slices import line_slices
 from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
 from triage.engine.wrapped import wrapped_hits
 from triage.results import EvidenceLine, ScanResult
+from triage.sources import binary_line
 
 MAX_LINE = 1 << 20
 """A line longer than this is cut and matched in pieces, so one 30 MB line cannot exhaust memory."""
@@ -263,6 +264,8 @@ class Scanner:
         and cause ids; `following` is (block, start, end) of what follows it, for a message wrapped
         onto the next line."""
         raw, key = line
+        if binary_line(raw):
+            return set()  # chance bytes of a binary stretch: its "oom" or "error" says nothing
         extra = self._extra(state, line_number, key, raw, causes) if ids is not None else ()
         if ids is CAUSE_ONLY:
             # A line only a cause pattern flagged is cause evidence and nothing else: not numbered.
