@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import pytest
@@ -149,3 +150,26 @@ def test_without_out_or_kb_path_it_writes_to_kb_local(tmp_path, log, monkeypatch
 def test_message_drops_a_date_without_time_as_a_prefix():
     assert message_of("[ERROR] 2026-01-01 MyError: pool exhausted") == "MyError: pool exhausted"
     assert message_of("2026-01-01T12:00:01.5 ERROR MyError: x") == "MyError: x"
+
+
+def test_binary_data_is_refused_and_binary_lines_lend_no_words(tmp_path, capsys):
+    noise = bytes(range(256)) * 40
+    core = tmp_path / "core.bin"
+    core.write_bytes(noise)
+    assert main(["kb", "new", "--from", str(core), "--out", str(tmp_path / "kb")]) == 2
+    assert capsys.readouterr().err.strip() == f"triage: {core}: binary data, not a text log"
+    # In a text log, a binary line's chance words ("ERROR: out of memory" among its bytes) are no error line.
+    chance = random.Random(7).randbytes(600).replace(b"\n", b" ")
+    mixed = tmp_path / "mixed.log"
+    mixed.write_bytes(b"step 1 loss 2.3\n" * 50 + chance[:300] + b" ERROR: out of memory " + chance[300:] + b"\n")
+    assert main(["kb", "new", "--from", str(mixed), "--out", str(tmp_path / "kb")]) == 2
+    assert "no error-like line" in capsys.readouterr().err
+
+
+def test_lines_are_numbered_as_scan_numbers_them(tmp_path, capsys):
+    # A progress bar redraws with bare CRs inside one line: scan's line 2 is kb new's line 2.
+    log = tmp_path / "bar.log"
+    log.write_bytes(b"training  10%\r training  20%\r training  30%\n" + LOG.splitlines()[6].encode() + b"\n")
+    assert main(["kb", "new", "--from", str(log), "--lines", "2", "--out", str(tmp_path / "kb")]) == 0
+    data = yaml.safe_load(next((tmp_path / "kb").glob("*/*.yaml")).read_text())
+    assert data["examples"]["match"] == [LOG.splitlines()[6]]

@@ -16,6 +16,7 @@ from typing import Any
 
 from triage.engine.compiled import TRIGGER_PATTERNS, CompiledKB
 from triage.engine.normalize import decode_line, template
+from triage.sources import SNIFF_BYTES, binary_data, binary_line, display_name
 
 REGEX_WEIGHT = 3.0
 """High enough that the new entry outranks generic and loosely related entries on its own log."""
@@ -101,7 +102,12 @@ def parse_range(text: str) -> tuple[int, int]:
 
 
 def read_lines(raw: bytes, line_range: tuple[int, int] | None = None) -> list[str]:
-    lines = [decode_line(line) for line in raw.splitlines()]
+    # Lines end at newlines only, as `triage scan` numbers them (a progress bar's CRs stay inside its
+    # line). A binary line keeps its place (for --lines) but lends no words: they are chance bytes.
+    raws = raw.split(b"\n")
+    if raws[-1] == b"":
+        raws.pop()
+    lines = ["" if binary_line(line) else decode_line(line) for line in raws]
     if line_range is not None:
         lines = lines[line_range[0] - 1 : line_range[1]]
     return lines
@@ -273,4 +279,6 @@ def read_log(path: Path | None, stdin: Any, line_range: tuple[int, int] | None) 
         raw = path.read_bytes() if path is not None else stdin.buffer.read()
     except OSError as exc:
         raise ScaffoldError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if binary_data(raw[:SNIFF_BYTES]):
+        raise ScaffoldError(f"{display_name(str(path) if path else '-')}: binary data, not a text log")
     return read_lines(raw, line_range)
