@@ -114,3 +114,24 @@ def test_run_leaves_out_a_fix_the_job_inherited(monkeypatch):
     assert summary["context"]["env"]["PYTORCH_NPU_ALLOC_CONF"] == "expandable_segments:True"
     assert any("already applied" in note and "expandable_segments" in note for note in top["fix_notes"])
     assert not any("expandable_segments:True" in json.dumps(fix.get("env", {})) for fix in top["fixes"])
+
+
+@pytest.mark.parametrize(
+    ("line", "version"),
+    [
+        ("CANN version: 8.1.RC1", "8.1.RC1"),
+        ("CANN 版本：8.5.1", "8.5.1"),
+        ("ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-9.0.0", "9.0.0"),
+        ("source /usr/local/Ascend/ascend-toolkit/8.0.RC3/bin/setenv.bash", "8.0.RC3"),
+        ("docker run quay.io/ascend/vllm-ascend:v0.11.0rc1-cann8.2.rc1 ...", "8.2.rc1"),
+    ],
+)
+def test_cann_version_as_banners_paths_and_image_tags_write_it(line, version):
+    assert context_of(line).versions.get("cann") == version
+
+
+@pytest.mark.parametrize(
+    "line", ["CANN error 507013: launch failed", "ggml_cann: CANN error2.25.616", "cannot open 8.0.1"]
+)
+def test_no_cann_version_from_error_codes_or_other_words(line):
+    assert "cann" not in context_of(line).versions

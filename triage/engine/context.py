@@ -65,7 +65,9 @@ _VERSION = r"v?(\d+\.\d+(?:\.\w+)*(?:[.+-]?(?:post|rc|dev)\w*)?)"
 VERSION_PATTERNS: tuple[tuple[str, str], ...] = (
     ("torch_npu", rf"torch[_-]npu(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
     ("torch", rf"(?<![\w-])(?:torch|pytorch)(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
-    ("cann", rf"\bCANN(?:[ _-]?(?:toolkit|version))?\s*[:=]?\s*{_VERSION}|ascend-toolkit/{_VERSION}"),
+    # "CANN version: 8.1.RC1", "CANN 版本：8.5.1", an install path (/usr/local/Ascend/cann-8.5.0, ascend-toolkit/8.0.RC3)
+    # or an image tag (vllm-ascend:v0.11.0rc1-cann8.2.rc1).
+    ("cann", rf"\bCANN(?:[ _-]?(?:toolkit|version|版本))?\s*[:=：]?\s*[-_]?{_VERSION}|ascend-toolkit/{_VERSION}"),
     ("driver", rf"driver\s*version\s*[:=]?\s*{_VERSION}|npu-smi\s+{_VERSION}"),
     ("vllm_ascend", rf"vllm[_-]ascend(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
     ("vllm", rf"(?<![\w-])vllm(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
@@ -83,7 +85,7 @@ ENV_PATTERN = rf"(?:export\s+|\benv\s+)?\b({ENV_NAMES})\s*=\s*(\"[^\"]*\"|'[^']*
 CONTEXT_TRIGGERS: tuple[str, ...] = (
     *(pattern for _, pattern in WORKLOAD_PATTERNS),
     *(pattern for _, pattern in LAUNCHER_PATTERNS),
-    r"torch[_-]npu|\bCANN\b|ascend-toolkit|driver\s*version|SocVersion|Ascend\s?(?:910|310|950)|\b910B|\b310P",
+    r"torch[_-]npu|\bCANN(?:\b|\d)|ascend-toolkit|driver\s*version|SocVersion|Ascend\s?(?:910|310|950)|\b910B|\b310P",
     r"(?:PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|TASK_QUEUE_ENABLE|VLLM_[A-Z_]+)\s*=",
     r'File "[^"]+", line \d+, in ',  # traceback frames: where the job was, and whose code it ran
     r"^\s*[\w/.-]+\.py:\d+: in \w",  # pytest's frames
