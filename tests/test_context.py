@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from tests.conftest import context_of
 from triage.engine.advice import order_fixes
-from triage.engine.context import JobContext
+from triage.engine.context import VERSION_PATTERNS, JobContext
+from triage.kb.models import VersionedPackage
+from triage.kb.versions import satisfies
 from triage.results import CauseResult
 
 
@@ -135,3 +139,47 @@ def test_cann_version_as_banners_paths_and_image_tags_write_it(line, version):
 )
 def test_no_cann_version_from_error_codes_or_other_words(line):
     assert "cann" not in context_of(line).versions
+
+
+@pytest.mark.parametrize(
+    ("version", "spec", "verdict"),
+    [
+        ("24.1.rc2", ">=23.0.0", True),
+        ("22.0.4", ">=23.0.0", False),
+        ("8.0.RC3", ">=8.0.1", True),  # only the parts both write are compared: the log says 8.0
+        ("2.1.0.post4", ">=2.1,<2.6", True),
+        ("2.6.0", ">=2.1,<2.6", False),
+        ("v0.11.0rc1", "<0.11", False),
+        ("RC3", ">=8.0", None),
+    ],
+)
+def test_version_ranges_compare_the_numbers_both_sides_write(version, spec, verdict):
+    assert satisfies(version, spec) is verdict
+
+
+def test_the_packages_a_range_may_name_are_those_the_log_is_read_for():
+    assert set(get_args(VersionedPackage)) == {name for name, _ in VERSION_PATTERNS}
+
+
+def test_a_fix_for_other_versions_is_left_out_and_said():
+    causes = [CauseResult(id="frag", title="", probability=1.0)]
+    fixes = [
+        {
+            "title": "Expandable segments",
+            "addresses": ["frag"],
+            "env": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"},
+            "applies_to": {"versions": {"driver": ">=23.0.0"}},
+        },
+        {"title": "max_split_size_mb", "addresses": ["frag"], "applies_to": {"versions": {"driver": ">=1.0"}}},
+    ]
+    old = context_of("| npu-smi 22.0.4                   Version: 22.0.4                                     |")
+    offered, notes = order_fixes(fixes, causes, old)
+    assert [fix.title for fix in offered] == ["max_split_size_mb"]
+    assert notes == ["not for the versions this job runs (driver 22.0.4): Expandable segments"]
+    # A newer driver, or none shown: the fix is offered, first as written.
+    for context in (context_of("| npu-smi 24.1.rc2.2               Version: 24.1.rc2.2 |"), JobContext()):
+        assert [fix.title for fix in order_fixes(fixes, causes, context)[0]] == [
+            "Expandable segments",
+            "max_split_size_mb",
+        ]
+    assert old.fits({"versions": {"driver": "<23"}, "workload": []}) is True

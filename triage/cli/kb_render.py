@@ -27,7 +27,10 @@ def render_entry(entry: Entry, path: Path, proof: Mapping[str, Case] | None = No
     fixes = []
     for fix in entry.fixes:
         fixes.append(fix.title + (f"  [for: {', '.join(fix.addresses)}]" if fix.addresses else ""))
-        stacks = "; ".join(f"{key} {', '.join(values)}" for key, values in fix.applies_to.as_dict().items())
+        stacks = "; ".join(
+            f"{key} {', '.join(f'{n} {v}' for n, v in values.items()) if isinstance(values, dict) else ', '.join(values)}"
+            for key, values in fix.applies_to.as_dict().items()
+        )
         fixes += [f"    only for: {stacks}"] if stacks else []
         fixes += (
             ["    at scan time: the package that raised the error, and its upgrade commands"] if fix.culprit else []

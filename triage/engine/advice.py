@@ -27,6 +27,11 @@ def order_fixes(
             if update is None:
                 continue
             result = replace(update, addresses=result.addresses, confirmed_by=result.confirmed_by)
+        ranges = (fix.get("applies_to") or {}).get("versions") or {}
+        if context.within(ranges) is False:
+            shown = ", ".join(f"{name} {context.versions[name]}" for name in ranges if name in context.versions)
+            notes.append(f"not for the versions this job runs ({shown}): {result.title}")
+            continue
         applies_to = declared_stacks(fix)
         fits = context.fits(applies_to) if applies_to else None
         if fits is False:
@@ -44,5 +49,6 @@ def order_fixes(
 
 
 def declared_stacks(fix: dict[str, Any]) -> dict[str, list[str]]:
-    """The stacks a KB fix declares it is for (`applies_to`), without the dimensions it leaves empty."""
-    return {k: v for k, v in (fix.get("applies_to") or {}).items() if v}
+    """The stacks a KB fix declares it is for (`applies_to`), without the dimensions it leaves empty
+    and without its version ranges (a range says which releases it needs, not whose job it is for)."""
+    return {k: v for k, v in (fix.get("applies_to") or {}).items() if v and k != "versions"}

@@ -12,6 +12,9 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from triage.kb.versions import satisfies
 
 # (name, pattern): the first that matches a line names it. Order matters where one name contains
 # another (vllm-ascend before vllm).
@@ -85,7 +88,7 @@ ENV_PATTERN = rf"(?:export\s+|\benv\s+)?\b({ENV_NAMES})\s*=\s*(\"[^\"]*\"|'[^']*
 CONTEXT_TRIGGERS: tuple[str, ...] = (
     *(pattern for _, pattern in WORKLOAD_PATTERNS),
     *(pattern for _, pattern in LAUNCHER_PATTERNS),
-    r"torch[_-]npu|\bCANN(?:\b|\d)|ascend-toolkit|driver\s*version|SocVersion|Ascend\s?(?:910|310|950)|\b910B|\b310P",
+    r"torch[_-]npu|\bCANN(?:\b|\d)|ascend-toolkit|driver\s*version|npu-smi\s+v?\d|SocVersion|Ascend\s?(?:910|310|950)|\b910B|\b310P",
     r"(?:PYTORCH_NPU_ALLOC_CONF|HCCL_[A-Z_]+|ASCEND_[A-Z_]+|TASK_QUEUE_ENABLE|VLLM_[A-Z_]+)\s*=",
     r'File "[^"]+", line \d+, in ',  # traceback frames: where the job was, and whose code it ran
     r"^\s*[\w/.-]+\.py:\d+: in \w",  # pytest's frames
@@ -191,11 +194,15 @@ class JobContext:
             self.env.setdefault(key, value)
         self.lines_seen += later.lines_seen
 
-    def fits(self, applies_to: dict[str, list[str]]) -> bool | None:
-        """True when the log shows a value the fix is for, False when it shows only others, None when silent."""
+    def fits(self, applies_to: Mapping[str, Any]) -> bool | None:
+        """True when the log shows a value the fix is for (a stack, or a version in its range), False when
+        it shows only others, None when silent."""
         verdicts: list[bool | None] = []
         for dimension, wanted in applies_to.items():
             if not wanted:
+                continue
+            if dimension == "versions":
+                verdicts.append(self.within(wanted))
                 continue
             wanted_lower = {w.lower() for w in wanted}
             shown = self.shows(dimension)
@@ -212,6 +219,14 @@ class JobContext:
         if True in verdicts:
             return True
         return None
+
+    def within(self, ranges: dict[str, str]) -> bool | None:
+        """False when the log shows a version outside one of the ranges, True when it shows one
+        inside (and none outside), None when it shows none of these packages' versions."""
+        verdicts = [satisfies(self.versions[name], spec) for name, spec in ranges.items() if name in self.versions]
+        if False in verdicts:
+            return False
+        return True if True in verdicts else None
 
     def applied(self, env: dict[str, str]) -> bool:
         """Whether the log shows every one of these env settings already in force."""

@@ -8,9 +8,11 @@ carry commands for triage to execute.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator, model_validator
+
+from triage.kb.versions import SPECIFIER
 
 CATEGORIES: tuple[str, ...] = (
     "unsupported_op",
@@ -26,6 +28,9 @@ CATEGORIES: tuple[str, ...] = (
 hardware faults that are none of the above (P2P mapping, driver internal errors)."""
 
 Severity = Literal["critical", "error", "warning", "info"]
+VersionedPackage = Literal["torch_npu", "torch", "cann", "driver", "vllm_ascend", "vllm", "python"]
+"""The packages whose versions `triage.engine.context` reads from a log (its VERSION_PATTERNS)."""
+VersionRange = Annotated[str, StringConstraints(pattern=SPECIFIER)]
 Status = Literal["draft", "experimental", "test", "stable"]
 """`draft`: written by `triage kb new` with TODOs left; ranks below curated entries and is refused
 by `triage kb validate --strict`."""
@@ -183,8 +188,13 @@ class Context(_Strict):
         default_factory=list, description="torchrun, deepspeed, accelerate, mpirun, ray, msrun."
     )
     soc: list[str] = Field(default_factory=list, description="SoC name prefixes, e.g. Ascend910B, Ascend310P.")
+    versions: dict[VersionedPackage, VersionRange] = Field(
+        default_factory=dict,
+        description='Version ranges by package, e.g. {driver: ">=23.0.0"} or {torch_npu: ">=2.1,<2.6"}: only'
+        " numbers are compared, as many parts as both sides write (CANN 8.0.RC3 is 8.0).",
+    )
 
-    def as_dict(self) -> dict[str, list[str]]:
+    def as_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.model_dump().items() if value}
 
 
