@@ -163,6 +163,24 @@ def test_concatenated_gzip_members_are_all_read(tmp_path):
     assert _read_all(str(path)) == (b"first\nsecond\n", None)
 
 
+def test_a_plain_file_is_read_holding_one_chunk_at_a_time(tmp_path):
+    # The chunk being read and the one just handed over: never the first one kept to the end (8 MiB a scan).
+    import tracemalloc
+
+    from triage.sources import read_chunks
+
+    path = tmp_path / "x.log"
+    path.write_bytes(b"step 1 loss 2.3\n" * (4 << 16))
+    tracemalloc.start()
+    try:
+        for _ in read_chunks(str(path), chunk_size=1 << 20):
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.5 * (1 << 20)
+
+
 def test_gzip_bomb_is_streamed_in_bounded_memory(tmp_path):
     path = tmp_path / "bomb.log.gz"
     path.write_bytes(_gzip(b"\0" * (100 << 20) + OOM_LINE))

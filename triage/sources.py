@@ -130,6 +130,7 @@ def _sniffed(handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:
             if first.startswith(GZIP_MAGIC)
             else _plain(first, handle, chunk_size)
         )
+        del first  # the reader owns it now: held here, a whole chunk would stay alive for the entire read
         for number, chunk in enumerate(chunks):
             if number == 0 and binary_data(chunk[:SNIFF_BYTES]):
                 raise SourceError(f"{display_name(path)}: binary data, not a text log; skipped")
