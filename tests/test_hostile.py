@@ -103,12 +103,12 @@ def test_anchors_mean_line_boundaries(prefer):
 OOM_LINE = b"RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity)\n"
 
 
-def _read_all(path: str) -> tuple[bytes, str | None]:
+def _read_all(path: str, chunk_size: int = 4096) -> tuple[bytes, str | None]:
     from triage.sources import SourceError, read_chunks
 
     data = bytearray()
     try:
-        for chunk in read_chunks(path, chunk_size=4096):
+        for chunk in read_chunks(path, chunk_size=chunk_size):
             data += chunk
     except SourceError as exc:
         return bytes(data), str(exc)
@@ -179,6 +179,24 @@ def test_a_plain_file_is_read_holding_one_chunk_at_a_time(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 2.5 * (1 << 20)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_log_is_read_as_text(tmp_path, encoding):
+    # Windows PowerShell's `>` writes UTF-16: read raw, every other byte is a NUL and no word matches.
+    from triage.sources import read_in_one_pass
+
+    text = "step 1 loss 2.3\r\n" + OOM_LINE.decode() + "训练失败 ✓ 🙂\n"
+    bom = b"\xfe\xff" if encoding == "utf-16-be" else b""
+    for name, data in (("x.log", bom + text.encode(encoding)), ("x.log.gz", _gzip(bom + text.encode(encoding)))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        # Odd chunk sizes cut characters (and surrogate pairs) in half: the decoder carries them over.
+        assert _read_all(str(path), chunk_size=7) == (text.encode("utf-8"), None)
+    assert read_in_one_pass(str(tmp_path / "x.log")) and not read_in_one_pass(str(HOSTILE / "oom.log"))
+    done = bounded_triage("scan", "--no-progress", "--json", str(tmp_path / "x.log"))
+    top = json.loads(done.stdout)["diagnoses"][0]
+    assert top["id"] == "npu-out-of-memory" and top["evidence"][0]["line"] == 2
 
 
 def test_gzip_bomb_is_streamed_in_bounded_memory(tmp_path):

@@ -157,7 +157,7 @@ def test_binary_data_is_refused_and_binary_lines_lend_no_words(tmp_path, capsys)
     core = tmp_path / "core.bin"
     core.write_bytes(noise)
     assert main(["kb", "new", "--from", str(core), "--out", str(tmp_path / "kb")]) == 2
-    assert capsys.readouterr().err.strip() == f"triage: {core}: binary data, not a text log"
+    assert capsys.readouterr().err.strip() == f"triage: {core}: binary data, not a text log; skipped"
     # In a text log, a binary line's chance words ("ERROR: out of memory" among its bytes) are no error line.
     chance = random.Random(7).randbytes(600).replace(b"\n", b" ")
     mixed = tmp_path / "mixed.log"

@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
-from triage.sources import display_name, is_gzip, looks_binary
+from triage.sources import display_name, is_gzip, read_in_one_pass
 
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
@@ -48,9 +48,9 @@ def _plain_size(path: str, jobs: int) -> int:
         size = Path(path).stat().st_size
     except OSError:
         return 0
-    # Binary data is read in this process, which says it is no log (see `sources._sniffed`); a FIFO
-    # (size 0) must not be opened here: that would take its first bytes from the scan.
-    return size if size and not looks_binary(path) else 0
+    # Binary data and UTF-16 are read in this process, which names the one and re-encodes the other (see
+    # `sources.read_stream`); a FIFO (size 0) must not be opened here: that would take its first bytes from the scan.
+    return size if size and not read_in_one_pass(path) else 0
 
 
 def _start_methods() -> list[str]:

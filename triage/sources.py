@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 import sys
 import zlib
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import BinaryIO
 
@@ -14,6 +16,7 @@ CHUNK_SIZE = 8 << 20
 SNIFF_BYTES = 64 << 10
 """How much of a source's start tells a text log from binary data."""
 GZIP_MAGIC = b"\x1f\x8b"
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 _NOT_CONTROL_BYTES = bytes(byte for byte in range(256) if not (byte < 0x20 or byte == 0x7F) or byte in b"\0\t\r\x1b")
 """For `bytes.translate(None, ...)`: deleting these leaves a line's control bytes (but NUL, tab, CR
@@ -106,7 +109,7 @@ def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
     before the fault can still be reported.
     """
     if path == "-":
-        yield from _sniffed(sys.stdin.buffer, path, chunk_size)
+        yield from read_stream(sys.stdin.buffer, path, chunk_size)
         return
     if os.path.isdir(path):
         raise SourceError(f"{path}: is a directory (give the log files inside it, e.g. {path}/*.log)")
@@ -119,10 +122,12 @@ def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
     except OSError as exc:
         raise SourceError(f"{path}: {exc.strerror or exc}") from None
     with handle:
-        yield from _sniffed(handle, path, chunk_size)
+        yield from read_stream(handle, path, chunk_size)
 
 
-def _sniffed(handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:
+def read_stream(handle: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """The bytes of an open source, as `read_chunks` yields them: sniffed on this handle for gzip,
+    UTF-16 and binary data."""
     try:
         first = handle.read(chunk_size)
         chunks = (
@@ -132,11 +137,25 @@ def _sniffed(handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:
         )
         del first  # the reader owns it now: held here, a whole chunk would stay alive for the entire read
         for number, chunk in enumerate(chunks):
+            if number == 0 and chunk.startswith(UTF16_BOMS):
+                yield from _as_utf8(chunk, chunks)
+                return
             if number == 0 and binary_data(chunk[:SNIFF_BYTES]):
                 raise SourceError(f"{display_name(path)}: binary data, not a text log; skipped")
             yield chunk
     except OSError as exc:
         raise SourceError(f"{display_name(path)}: {exc.strerror or exc}") from None
+
+
+def _as_utf8(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    """A UTF-16 log (Windows PowerShell's `>` and `Tee-Object` write one), as UTF-8, chunk by chunk:
+    read as it is, its every other byte a NUL, no pattern would match a word of it."""
+    decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+    for chunk in chain([first], rest):
+        if text := decoder.decode(chunk):
+            yield text.encode("utf-8")
+    if tail := decoder.decode(b"", final=True):
+        yield tail.encode("utf-8")
 
 
 def _plain(first: bytes, handle: BinaryIO, chunk_size: int) -> Iterator[bytes]:
@@ -145,13 +164,16 @@ def _plain(first: bytes, handle: BinaryIO, chunk_size: int) -> Iterator[bytes]:
         first = handle.read(chunk_size)
 
 
-def looks_binary(path: str) -> bool:
-    """Whether a plain file starts with binary data (see `_sniffed`); False when it cannot be read."""
+def read_in_one_pass(path: str) -> bool:
+    """Whether a plain file must be read from its start by one reader, not in parts from any offset:
+    binary data (named and skipped) or UTF-16 text (re-encoded as it is read; see `read_stream`). False
+    when it cannot be read."""
     try:
         with open(path, "rb") as handle:
-            return binary_data(handle.read(SNIFF_BYTES))
+            start = handle.read(SNIFF_BYTES)
     except OSError:
         return False
+    return start.startswith(UTF16_BOMS) or binary_data(start)
 
 
 def _gunzip(first: bytes, handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from triage.engine.compiled import TRIGGER_PATTERNS, CompiledKB
 from triage.engine.normalize import decode_line, template
-from triage.sources import SNIFF_BYTES, binary_data, binary_line, display_name
+from triage.sources import SourceError, binary_line, read_chunks, read_stream
 
 REGEX_WEIGHT = 3.0
 """High enough that the new entry outranks generic and loosely related entries on its own log."""
@@ -274,11 +274,11 @@ def draft_entry(
 
 
 def read_log(path: Path | None, stdin: Any, line_range: tuple[int, int] | None) -> list[str]:
-    """Lines of the log at `path` (or standard input), one error line each: never a traceback."""
+    """Lines of the log at `path` (or standard input), one error line each: never a traceback. Read as
+    `triage scan` reads it: gunzipped, UTF-16 re-encoded, binary data refused."""
     try:
-        raw = path.read_bytes() if path is not None else stdin.buffer.read()
-    except OSError as exc:
-        raise ScaffoldError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if binary_data(raw[:SNIFF_BYTES]):
-        raise ScaffoldError(f"{display_name(str(path) if path else '-')}: binary data, not a text log")
+        chunks = read_chunks(str(path)) if path is not None else read_stream(stdin.buffer, "-")
+        raw = b"".join(chunks)
+    except SourceError as exc:
+        raise ScaffoldError(str(exc)) from None
     return read_lines(raw, line_range)
