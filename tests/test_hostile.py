@@ -199,6 +199,41 @@ def test_a_utf16_log_is_read_as_text(tmp_path, encoding):
     assert top["id"] == "npu-out-of-memory" and top["evidence"][0]["line"] == 2
 
 
+@pytest.mark.parametrize("kind", ["xz", "bz2"])
+def test_xz_and_bzip2_logs_are_read_like_gzip(tmp_path, kind):
+    import bz2
+    import lzma
+
+    def pack(data: bytes) -> bytes:
+        return lzma.compress(data, preset=0) if kind == "xz" else bz2.compress(data, 1)
+
+    lines = b"".join(b"step %d loss 2.3\n" % n for n in range(1, 1330)) + OOM_LINE
+    path = tmp_path / f"job.log.{kind}"
+    path.write_bytes(pack(lines) + pack(b"rotated\n"))  # two streams, as `cat a.xz b.xz` makes
+    assert _read_all(str(path), chunk_size=7) == (lines + b"rotated\n", None)
+    whole = pack(lines)
+    path.write_bytes(whole[: len(whole) - 40])
+    data, error = _read_all(str(path))
+    assert error is not None and f"truncated {kind}" in error.replace("bzip2", "bz2")
+    # xz streams out what it decoded; bzip2 decodes whole blocks (up to 900 kB of text), so a cut inside
+    # this log's only block leaves nothing before it.
+    assert lines.startswith(data) and data.count(b"\n") >= (1200 if kind == "xz" else 0)
+    path.write_bytes(pack(b"\0" * (32 << 20) + OOM_LINE))  # a bomb: read 8 MiB at a time
+    done = bounded_triage("scan", "--no-progress", "--json", "--jobs", "2", str(path), timeout=60)
+    assert done.returncode == 1 and b"npu-out-of-memory" in done.stdout
+
+
+def test_a_zstd_log_is_named_with_the_command_that_reads_it(tmp_path):
+    path = tmp_path / "job.log.zst"
+    path.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(64))
+    done = bounded_triage("scan", str(path))
+    assert done.returncode == 2
+    assert (
+        done.stderr.decode().strip()
+        == f"triage: {path}: zstd-compressed; decompress it first: zstd -dc {path} | triage scan"
+    )
+
+
 def test_gzip_bomb_is_streamed_in_bounded_memory(tmp_path):
     path = tmp_path / "bomb.log.gz"
     path.write_bytes(_gzip(b"\0" * (100 << 20) + OOM_LINE))

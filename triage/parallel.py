@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
-from triage.sources import display_name, is_gzip, read_in_one_pass
+from triage.sources import display_name, is_compressed, read_in_one_pass
 
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
@@ -42,7 +42,7 @@ def parallel_plan(paths: list[str], jobs: int) -> dict[str, list[tuple[int, int]
 
 def _plain_size(path: str, jobs: int) -> int:
     """The size of a regular, uncompressed file that workers may read at any offset (0: not one)."""
-    if jobs < 2 or path == "-" or is_gzip(path):  # no random access into stdin or a gzip stream
+    if jobs < 2 or path == "-" or is_compressed(path):  # no random access into stdin or a compressed stream
         return 0
     try:
         size = Path(path).stat().st_size

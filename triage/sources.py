@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 import sys
 import zlib
@@ -16,6 +17,10 @@ CHUNK_SIZE = 8 << 20
 SNIFF_BYTES = 64 << 10
 """How much of a source's start tells a text log from binary data."""
 GZIP_MAGIC = b"\x1f\x8b"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+BZIP2_MAGIC = re.compile(rb"BZh[1-9]1AY&SY")
+"""bzip2's header, its block size and its first block's magic (pi's digits): no log starts so."""
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 _NOT_CONTROL_BYTES = bytes(byte for byte in range(256) if not (byte < 0x20 or byte == 0x7F) or byte in b"\0\t\r\x1b")
@@ -86,8 +91,9 @@ def _files_under(directory: Path) -> Iterator[str]:
                 yield full
 
 
-def is_gzip(path: str | Path) -> bool:
-    """Whether the regular file `path` starts like a gzip stream (False when it cannot be read).
+def is_compressed(path: str | Path) -> bool:
+    """Whether the regular file `path` starts like a gzip, xz, bzip2 or zstd stream (False when it
+    cannot be read).
 
     Never opens a pipe or FIFO: peeking at one would consume the bytes a later read needs.
     """
@@ -95,9 +101,19 @@ def is_gzip(path: str | Path) -> bool:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return False
         with open(path, "rb") as handle:
-            return handle.read(2) == GZIP_MAGIC
+            return _compression(handle.read(10)) is not None
     except OSError:
         return False
+
+
+def _compression(start: bytes) -> str | None:
+    if start.startswith(GZIP_MAGIC):
+        return "gzip"
+    if start.startswith(XZ_MAGIC):
+        return "xz"
+    if BZIP2_MAGIC.match(start):
+        return "bzip2"
+    return "zstd" if start.startswith(ZSTD_MAGIC) else None
 
 
 def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
@@ -129,10 +145,16 @@ def read_stream(handle: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> It
     """The bytes of an open source, as `read_chunks` yields them: sniffed on this handle for gzip,
     UTF-16 and binary data."""
     try:
-        first = handle.read(chunk_size)
+        first = handle.read(max(chunk_size, 16))  # enough to tell every format apart
+        kind = _compression(first)
+        if kind == "zstd":  # not in Python's standard library before 3.14
+            name = display_name(path)
+            raise SourceError(f"{name}: zstd-compressed; decompress it first: zstd -dc {name} | triage scan")
         chunks = (
             _gunzip(first, handle, path, chunk_size)
-            if first.startswith(GZIP_MAGIC)
+            if kind == "gzip"
+            else _unpacked(first, handle, path, chunk_size, kind)
+            if kind
             else _plain(first, handle, chunk_size)
         )
         del first  # the reader owns it now: held here, a whole chunk would stay alive for the entire read
@@ -174,6 +196,34 @@ def read_in_one_pass(path: str) -> bool:
     except OSError:
         return False
     return start.startswith(UTF16_BOMS) or binary_data(start)
+
+
+def _unpacked(first: bytes, handle: BinaryIO, path: str, chunk_size: int, kind: str) -> Iterator[bytes]:
+    """An xz or bzip2 stream, read as `_gunzip` reads gzip: at most `chunk_size` out at a time,
+    concatenated streams one after the other, a cut stream yielding every line before the cut."""
+    import bz2  # noqa: PLC0415 - only for the few logs that come so compressed
+    import lzma  # noqa: PLC0415
+
+    make = lzma.LZMADecompressor if kind == "xz" else bz2.BZ2Decompressor
+    decompressor, data = make(), first
+    while True:
+        try:
+            out = decompressor.decompress(data, max_length=chunk_size)
+        except (lzma.LZMAError, OSError) as exc:
+            raise SourceError(f"{display_name(path)}: corrupt {kind} ({exc}); scanned what could be read") from None
+        if out:
+            yield out
+        if decompressor.eof:  # the next stream, if any, starts right after this one (xz pads with NULs)
+            data = decompressor.unused_data.lstrip(b"\0") or handle.read(chunk_size).lstrip(b"\0")
+            if not data:
+                return
+            decompressor = make()
+        elif decompressor.needs_input:
+            data = handle.read(chunk_size)
+            if not data:
+                raise SourceError(f"{display_name(path)}: truncated {kind}; scanned what could be read")
+        else:
+            data = b""  # output is still waiting inside the decompressor
 
 
 def _gunzip(first: bytes, handle: BinaryIO, path: str, chunk_size: int) -> Iterator[bytes]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from triage.engine.normalize import decode_line
 from triage.engine.scanner import Scanner
 from triage.follow import Follower
-from triage.sources import SourceError, display_name, is_gzip, read_chunks
+from triage.sources import SourceError, display_name, is_compressed, read_chunks
 
 CHUNK_SIZE = 1 << 20
 """Smaller than the CLI's chunks so that the first screen of a big log shows up quickly."""
@@ -75,7 +75,7 @@ class LogReader:
         self._sink = sink
         self._notify = notify
         self._stdin_data = stdin_data
-        followed = [path for path in paths if follow and path != "-" and not is_gzip(path)]
+        followed = [path for path in paths if follow and path != "-" and not is_compressed(path)]
         self._once = [path for path in paths if path not in followed]
         self._follower = Follower(followed, sink, from_start=True, notify=notify) if followed else None
 
