@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "scan",
         help="scan logs and rank the likely causes",
-        description="Scan log files (plain or .gz), or standard input, and print the likely causes, "
+        description="Scan log files (plain, gzip, xz or bzip2), or standard input, and print the likely causes, "
         "best first, with their evidence and fixes.",
         epilog="Exit codes: 0 nothing found (or --exit-zero), 1 at least one diagnosis, 2 usage or input error.",
     )

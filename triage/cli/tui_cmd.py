@@ -18,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "matched lines highlighted, live probes and a markdown report for issues. Press ? inside for every key.",
         epilog="'-' reads standard input into memory first; the UI then runs on the terminal (/dev/tty).",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="log files (plain or .gz); '-' reads standard input")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="log files (plain, gzip, xz or bzip2); '-' reads standard input"
+    )
     parser.add_argument("--follow", action="store_true", help="keep reading files as they grow, like tail -f")
     parser.add_argument("--redact", action="store_true", help="mask paths, host names and IPs in exported reports")
     parser.add_argument(
