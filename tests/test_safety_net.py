@@ -613,3 +613,22 @@ def test_a_last_line_that_says_the_work_is_off_is_no_stall():
     assert stall_category("INFO [platform.py:297] Compilation disabled, using eager mode by default") is None
     assert stall_category("INFO [platform.py:162] PIECEWISE compilation enabled on NPU.") is None
     assert stall_category("Capturing CUDA graphs (decode, FULL)") == "dynamic_shape_compile"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "pyarrow.lib.ArrowInvalid: Index not in dictionary bounds",
+        "subprocess.TimeoutExpired: Command '['npu-smi', 'info']' timed out after 30 seconds",
+        "[rank3]: __main__.TooFewObj: 2 objects, need 3",
+    ],
+)
+def test_a_module_qualified_exception_of_any_name_is_an_error_line(line):
+    assert error_kind(line) == "exception"
+
+
+@pytest.mark.parametrize(
+    "line", ["    foo.Bar: an indented code line", "INFO transformers.Trainer: starting", "x = torch.Size: 3"]
+)
+def test_qualified_names_elsewhere_are_no_exception(line):
+    assert error_kind(line) != "exception"

@@ -29,6 +29,10 @@ _EXCEPTION = re.compile(
     r"((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Failure|Fault|Unsupported)|Exception|Error))"
     r"(?::\s|:$|$|\((?=['\"]))"  # `NameError: x`, or its repr `NameError('x')` as loggers print it
 )
+_QUALIFIED_EXCEPTION = re.compile(r"^ ?((?:[a-z_]\w*\.)+[A-Z]\w*):\s")
+"""A raised class of any name, as a traceback's last line prints it with its module (`pyarrow.lib.ArrowInvalid:
+...`, `subprocess.TimeoutExpired: ...`, `__main__.TooFewObj: ...`): at the start of the message, where
+a traceback puts it (after a launcher's prefix and its space), never indented like its code lines."""
 _CODE = re.compile(
     r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
     r"|(?i:\b(?:error[ _]?code|ret(?:urn)?[ _]?code|errno|error_code|ret)\s*(?:is\s*)?[=:\[]?\s*(?:is\s*)?-?(?:0x[0-9a-f]*[1-9a-f][0-9a-f]*|[1-9]\d{2,}))"
@@ -132,6 +136,7 @@ def _for_lowered(source: str) -> re.Pattern[str]:
 
 _KINDS: tuple[tuple[str, re.Pattern[str] | str], ...] = (
     (EXCEPTION, _EXCEPTION),
+    (EXCEPTION, _QUALIFIED_EXCEPTION),
     (CODE, _CODE),
     (SIGNAL, _SIGNAL),
     (EXIT, _EXIT),
@@ -179,6 +184,8 @@ def error_kind(text: str) -> str | None:
         return kind
     if kind == SYMPTOM and _QUIET_LEVEL.search(prefix.group()):
         return None  # a failure's word on a line its logger marked as chatter ("INFO ... not supported")
+    if kind == EXCEPTION and _QUIET_LEVEL.search(prefix.group()) and not _EXCEPTION.search(rest):
+        return None  # "INFO transformers.Trainer: ...": a logger's name, not a raised class
     if kind == EXCEPTION and _CAUGHT.search(rest) and _WARNING_LEVEL.search(prefix.group()):
         return None  # a warning about an exception the program caught: "Failed to import X with ImportError(...)"
     if kind is None and not rest.startswith("  ") and rest.strip() and _LEVEL.search(prefix.group()):
