@@ -632,3 +632,9 @@ def test_a_module_qualified_exception_of_any_name_is_an_error_line(line):
 )
 def test_qualified_names_elsewhere_are_no_exception(line):
     assert error_kind(line) != "exception"
+
+
+def test_an_exception_whose_message_opens_with_a_bracket_is_no_host_prefix():
+    # `host: [rank0] ...` is a launcher's prefix; `OSError: [Errno 30] ...` is the exception itself.
+    assert error_kind("OSError: [Errno 30] Read-only file system: '/data/reports'") == EXCEPTION
+    assert message_of("node1: [rank0] RuntimeError: x") == "RuntimeError: x"

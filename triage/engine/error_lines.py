@@ -116,7 +116,7 @@ _PREFIX = re.compile(
     r"|\[[a-z][a-z_]{2,30}\](?=\s+\[)"  # a component in a chain of brackets: MindIE's [batchscheduler] [ERROR]
     r"|:(?=\s)"  # the colon after them: MindIE's "[standard_model.py:186] : message"
     r"|\d+:"  # pdsh-style rank numbers
-    r"|[\w.-]+:\s*(?=\[)"  # host: [..]
+    r"|(?![\w.]*(?:Error|Exception):)[\w.-]+:\s*(?=\[)"  # host: [..], not `OSError: [Errno 30] ...`
     r"|-+>?|\|"
     r"))+"
 )
