@@ -117,6 +117,19 @@ def test_a_rank_file_that_appears_later_is_read_whole(tmp_path):
     assert notes == []
 
 
+def test_a_rotated_compressed_log_is_named_once_and_not_followed(tmp_path):
+    import gzip
+
+    (tmp_path / "rank_0.log").write_bytes(b"rank 0\n")
+    (tmp_path / "rank_0.log.1.gz").write_bytes(gzip.compress(b"rank 0 yesterday\n"))
+    follower, sink, notes = follow([tmp_path / "rank_0.log*"], from_start=True)
+    for _ in range(3):
+        follower.poll()
+    assert sink.data == {str(tmp_path / "rank_0.log"): b"rank 0\n"}
+    packed = tmp_path / "rank_0.log.1.gz"
+    assert notes == [f"{packed}: compressed, not followed; read it with `triage scan {packed}`"]
+
+
 def test_deleted_file_is_reported_once_and_followed_again_when_back(tmp_path):
     log = tmp_path / "a.log"
     log.write_bytes(b"")

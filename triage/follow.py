@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
+from triage.sources import is_compressed
+
 READ_SIZE = 1 << 20
 MAX_READ_PER_POLL = 16 << 20
 """One fast-growing file cannot hold up the others (or a Ctrl-C) for long."""
@@ -85,6 +87,8 @@ class Follower:
         self._followed: dict[str, _Followed] = {}
         self._told: set[str] = set()
         """Keys of problems already reported, so that a missing file is not reported at every poll."""
+        self._compressed: set[str] = set()
+        """Compressed files a pattern matched: named once, never followed."""
         self._next_rescan = 0.0
         self._started = False
 
@@ -129,6 +133,12 @@ class Follower:
                     self._start(path, at_end=at_end)
 
     def _start(self, path: str, *, at_end: bool) -> None:
+        if path in self._compressed:
+            return
+        if is_compressed(path):  # a rotated-away log (rank0.log.1.gz): it no longer grows, and raw it reads as nothing
+            self._compressed.add(path)
+            self._notify(f"{path}: compressed, not followed; read it with `triage scan {path}`")
+            return
         try:
             handle = open(path, "rb", buffering=0)  # held open while active; closed in _close_idle or _drop
             status = os.fstat(handle.fileno())
