@@ -11,8 +11,10 @@ import operator
 import re
 from collections.abc import Callable
 
-CLAUSE = re.compile(r"\s*(>=|<=|==|>|<)\s*(\d+(?:\.\d+)*)\s*")
-SPECIFIER = r"^\s*(?:>=|<=|==|>|<)\s*\d+(?:\.\d+)*\s*(?:,\s*(?:>=|<=|==|>|<)\s*\d+(?:\.\d+)*\s*)*$"
+_OPERATOR = r">=|<=|==|>|<"
+_NUMBER = r"\d+(?:\.\d+)*"
+CLAUSE = re.compile(rf"\s*({_OPERATOR})\s*({_NUMBER})\s*")
+SPECIFIER = rf"^\s*(?:{_OPERATOR})\s*{_NUMBER}\s*(?:,\s*(?:{_OPERATOR})\s*{_NUMBER}\s*)*$"
 """A range as a KB writes it: clauses joined by commas, e.g. ">=23.0.0" or ">=2.1,<2.6"."""
 
 _COMPARE: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
