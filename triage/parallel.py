@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
-from triage.sources import display_name, is_compressed, read_in_one_pass
+from triage.sources import display_name, read_in_one_pass
 
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
@@ -42,14 +42,15 @@ def parallel_plan(paths: list[str], jobs: int) -> dict[str, list[tuple[int, int]
 
 def _plain_size(path: str, jobs: int) -> int:
     """The size of a regular, uncompressed file that workers may read at any offset (0: not one)."""
-    if jobs < 2 or path == "-" or is_compressed(path):  # no random access into stdin or a compressed stream
+    if jobs < 2 or path == "-":  # no random access into stdin
         return 0
     try:
         size = Path(path).stat().st_size
     except OSError:
         return 0
-    # Binary data and UTF-16 are read in this process, which names the one and re-encodes the other (see
-    # `sources.read_stream`); a FIFO (size 0) must not be opened here: that would take its first bytes from the scan.
+    # Compressed streams, binary data and UTF-16 are read in this process, which decompresses, names or
+    # re-encodes them (see `sources.read_stream`); a FIFO (size 0) must not be opened here: that would
+    # take its first bytes from the scan.
     return size if size and not read_in_one_pass(path) else 0
 
 

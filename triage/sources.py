@@ -187,15 +187,15 @@ def _plain(first: bytes, handle: BinaryIO, chunk_size: int) -> Iterator[bytes]:
 
 
 def read_in_one_pass(path: str) -> bool:
-    """Whether a plain file must be read from its start by one reader, not in parts from any offset:
-    binary data (named and skipped) or UTF-16 text (re-encoded as it is read; see `read_stream`). False
-    when it cannot be read."""
+    """Whether a file must be read from its start by one reader, not in parts from any offset: a
+    compressed stream, binary data (named and skipped) or UTF-16 text (re-encoded as it is read; see
+    `read_stream`). False when it cannot be read."""
     try:
         with open(path, "rb") as handle:
             start = handle.read(SNIFF_BYTES)
     except OSError:
         return False
-    return start.startswith(UTF16_BOMS) or binary_data(start)
+    return _compression(start) is not None or start.startswith(UTF16_BOMS) or binary_data(start)
 
 
 def _unpacked(first: bytes, handle: BinaryIO, path: str, chunk_size: int, kind: str) -> Iterator[bytes]:
