@@ -3,6 +3,7 @@ with nothing that was found lost and no traceback. Fixtures live in tests/hostil
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import resource
@@ -197,6 +198,23 @@ def test_a_utf16_log_is_read_as_text(tmp_path, encoding):
     done = bounded_triage("scan", "--no-progress", "--json", str(tmp_path / "x.log"))
     top = json.loads(done.stdout)["diagnoses"][0]
     assert top["id"] == "npu-out-of-memory" and top["evidence"][0]["line"] == 2
+
+
+def test_a_utf8_bom_is_not_part_of_line_one_with_any_number_of_jobs(tmp_path, engine_kb, prefilter, monkeypatch):
+    # Notepad's "UTF-8 with BOM": left in, line 1 starts with U+FEFF, which a pattern anchored at ^ misses.
+    from triage import parallel
+    from triage.engine import Scanner
+    from triage.scanning import scan_sources
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
+    path = tmp_path / "job.log"
+    path.write_bytes(codecs.BOM_UTF8 + OOM_LINE + b"".join(b"step %d loss 2.3\n" % n for n in range(4000)))
+    assert _read_all(str(path))[0].startswith(OOM_LINE)
+    for jobs in (1, 2):
+        scanner = Scanner(engine_kb, prefilter=prefilter)
+        assert scan_sources(scanner, [str(path)], jobs=jobs) == []
+        evidence = scanner.result().diagnoses[0].evidence[0]
+        assert (evidence.line, evidence.text) == (1, OOM_LINE.decode().strip())
 
 
 @pytest.mark.parametrize("kind", ["xz", "bz2"])

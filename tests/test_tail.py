@@ -117,6 +117,36 @@ def test_a_rank_file_that_appears_later_is_read_whole(tmp_path):
     assert notes == []
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_log_is_followed_as_text(tmp_path, encoding):
+    # What Windows PowerShell's Tee-Object writes; read raw, every other byte is a NUL and no pattern matches.
+    bom = b"\xff\xfe" if encoding == "utf-16-le" else b"\xfe\xff"
+    log = tmp_path / "a.log"
+    log.write_bytes(bom + "训练 step 1\n".encode(encoding))
+    replay, replayed, _ = follow([log], from_start=True)
+    joined, joined_sink, _ = follow([log])  # from the end: the BOM was written before it started
+    replay.poll(), joined.poll()
+    written = "step 2 🙂\n".encode(encoding)
+    for cut in (3, len(written)):  # a read that ends inside a character waits for the rest of it
+        with log.open("ab") as out:
+            out.write(written[:cut] if cut == 3 else written[3:])
+        replay.poll(), joined.poll()
+    assert replayed.data[str(log)] == "训练 step 1\nstep 2 🙂\n".encode()
+    assert joined_sink.data[str(log)] == "step 2 🙂\n".encode()
+    log.write_bytes(bom + "again\n".encode(encoding))  # truncated: the new start has its BOM again
+    replay.poll()
+    assert replayed.data[str(log)].endswith(b"\nagain\n")
+
+
+def test_a_utf8_bom_is_not_part_of_the_first_line(tmp_path):
+    # Notepad's "UTF-8 with BOM": left in, line 1 starts with U+FEFF and a pattern anchored at ^ misses it.
+    log = tmp_path / "a.log"
+    log.write_bytes(b"\xef\xbb\xbfRuntimeError: first\n")
+    follower, sink, _ = follow([log], from_start=True)
+    follower.poll()
+    assert sink.data[str(log)] == b"RuntimeError: first\n"
+
+
 def test_a_rotated_compressed_log_is_named_once_and_not_followed(tmp_path):
     import gzip
 

@@ -16,10 +16,10 @@ import os
 import resource
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
-from triage.sources import is_compressed
+from triage.sources import FollowedText, is_compressed
 
 READ_SIZE = 1 << 20
 MAX_READ_PER_POLL = 16 << 20
@@ -59,6 +59,15 @@ class _Followed:
     position: int
     active_at: float = 0.0
     """When bytes last came from it: the least recently active are closed first."""
+    text: FollowedText = field(default_factory=FollowedText)
+
+
+def _head(handle: BinaryIO) -> bytes:
+    """The file's first bytes, read without moving the handle (b"" where it cannot seek)."""
+    try:
+        return os.pread(handle.fileno(), 2, 0)
+    except OSError:
+        return b""
 
 
 def _is_glob(pattern: str) -> bool:
@@ -152,7 +161,10 @@ class Follower:
             self._tell_once(path, f"{path}: {exc.strerror or exc}; retrying")
             return
         position = handle.seek(0, os.SEEK_END) if at_end else 0
-        self._followed[path] = _Followed(path, handle, (status.st_dev, status.st_ino), position, self._clock())
+        followed = _Followed(path, handle, (status.st_dev, status.st_ino), position, self._clock())
+        if position:
+            followed.text.join_at(_head(handle))
+        self._followed[path] = followed
         self._told.discard(path)
         self._close_idle()
 
@@ -224,8 +236,9 @@ class Follower:
             self._notify(f"{followed.path}: {exc.strerror or exc}; no longer followed")
             self._drop(followed)
             return None
+        from_start = followed.position == 0
         followed.position += len(chunk)
-        return chunk
+        return followed.text.recode(chunk, from_start=from_start) if chunk else chunk
 
     def _replaced(self, followed: _Followed) -> bool:
         try:

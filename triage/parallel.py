@@ -4,6 +4,7 @@ result is the same as a single-core scan."""
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,13 +92,15 @@ def _scan_range(path: str, start: int, end: int, source: str) -> tuple[ScanPart,
     try:
         with open(path, "rb") as handle:
             handle.seek(start)
-            remaining = end - start
+            remaining, at_file_start = end - start, start == 0
             while remaining > 0:
                 chunk = handle.read(min(READ_SIZE, remaining))
                 if not chunk:
                     break
-                remaining -= len(chunk)
-                scanner.feed(chunk, source)
+                # The file's first read drops a UTF-8 BOM, as `sources.read_stream` does.
+                text = chunk.removeprefix(codecs.BOM_UTF8) if at_file_start else chunk
+                remaining, at_file_start = remaining - len(chunk), False
+                scanner.feed(text, source)
     except OSError as exc:  # what was read before the fault still counts
         error = f"{path}: {exc.strerror or exc}"
     scanner.finish(source)

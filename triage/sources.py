@@ -22,6 +22,7 @@ BZIP2_MAGIC = re.compile(rb"BZh[1-9]1AY&SY")
 """bzip2's header, its block size and its first block's magic (pi's digits): no log starts so."""
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+UTF16_CODECS = {codecs.BOM_UTF16_LE: "utf-16-le", codecs.BOM_UTF16_BE: "utf-16-be"}
 
 _NOT_CONTROL_BYTES = bytes(byte for byte in range(256) if not (byte < 0x20 or byte == 0x7F) or byte in b"\0\t\r\x1b")
 """For `bytes.translate(None, ...)`: deleting these leaves a line's control bytes (but NUL, tab, CR
@@ -164,7 +165,7 @@ def read_stream(handle: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> It
                 return
             if number == 0 and binary_data(chunk[:SNIFF_BYTES]):
                 raise SourceError(f"{display_name(path)}: binary data, not a text log; skipped")
-            yield chunk
+            yield chunk.removeprefix(codecs.BOM_UTF8) if number == 0 else chunk
     except OSError as exc:
         raise SourceError(f"{display_name(path)}: {exc.strerror or exc}") from None
 
@@ -178,6 +179,35 @@ def _as_utf8(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
             yield text.encode("utf-8")
     if tail := decoder.decode(b"", final=True):
         yield tail.encode("utf-8")
+
+
+class FollowedText:
+    """A followed file's bytes as the scanner reads them, read after read: as `read_stream` reads a
+    whole file, a UTF-8 BOM at the start is dropped (else line 1 starts with U+FEFF and a pattern
+    anchored at `^` misses it) and UTF-16 text is re-encoded as UTF-8, a code unit split between two
+    reads included."""
+
+    def __init__(self) -> None:
+        self._decoder: codecs.IncrementalDecoder | None = None
+
+    def join_at(self, head: bytes) -> None:
+        """The file is followed from its end: `head` (its first bytes) says whether it is UTF-16."""
+        self._decoder = _utf16_decoder(head)
+
+    def recode(self, chunk: bytes, *, from_start: bool) -> bytes:
+        """The bytes to scan for `chunk`, read from the file's start when `from_start` (its first read,
+        or the first after a truncation)."""
+        if from_start:
+            self._decoder = _utf16_decoder(chunk)
+        if self._decoder is None:
+            return chunk.removeprefix(codecs.BOM_UTF8) if from_start else chunk
+        text = self._decoder.decode(chunk)
+        return (text.removeprefix("\ufeff") if from_start else text).encode("utf-8")
+
+
+def _utf16_decoder(head: bytes) -> codecs.IncrementalDecoder | None:
+    codec = UTF16_CODECS.get(head[:2])
+    return codecs.getincrementaldecoder(codec)(errors="replace") if codec else None
 
 
 def _plain(first: bytes, handle: BinaryIO, chunk_size: int) -> Iterator[bytes]:
