@@ -1,4 +1,5 @@
-"""Human output of `triage scan`: it fits the width, never wraps code, cuts words with a marker."""
+"""Human output of `triage scan`: prose and evidence fit the width (evidence cut at a word, with a
+marker); code, commands and links are never wrapped or cut, so that they can be copied whole."""
 
 from __future__ import annotations
 
@@ -39,24 +40,33 @@ def test_one_error_log_at_80_columns(one_error, snapshot, monkeypatch):
     text = rendered(one_error)
     lines = text.splitlines()
     assert len(lines) < 30
-    assert all(cell_len(line) <= 80 for line in lines)
+    assert all(cell_len(line) <= 80 for line in lines if line.strip() not in _code_lines(one_error))
     assert "1 diagnosis from 57 lines" in text
     assert text == snapshot
 
 
-def test_code_is_never_wrapped_only_cut_with_a_marker(one_error):
-    text = rendered(one_error, width=60, verbose=True)
-    out_lines = [line.strip() for line in text.splitlines()]
-    for fix in one_error.diagnoses[0].fixes:
-        if fix.code is None:
-            continue
-        for code_line in (fix.code.before + "\n" + fix.code.after).splitlines():
-            code_line = code_line.strip()
-            if not code_line:
-                continue
-            shown = next(line for line in out_lines if code_line.startswith(line.rstrip(ELLIPSIS)) and line)
-            # Whole, or a prefix with the marker: never the rest of it on the next row.
-            assert shown == code_line or shown.endswith(ELLIPSIS), (code_line, shown)
+def _code_lines(result) -> set[str]:
+    """Every row of code, command or link that the result's fixes and references hold."""
+    rows = {f"$ {command}" for d in result.diagnoses for fix in d.fixes for command in fix.commands}
+    rows |= {f"export {name}={value}" for d in result.diagnoses for fix in d.fixes for name, value in fix.env.items()}
+    for fix in (fix for d in result.diagnoses for fix in d.fixes if fix.code is not None):
+        rows |= {line.strip() for line in (fix.code.before + "\n" + fix.code.after).splitlines()}
+    for fix in (fix for d in result.diagnoses for fix in d.fixes if fix.confirmed_by):
+        more = f" (+{len(fix.confirmed_by) - 1} more)" if len(fix.confirmed_by) > 1 else ""
+        rows.add(f"confirmed in {fix.confirmed_by[0]}{more}")
+    return rows
+
+
+def test_code_commands_and_links_are_shown_whole_however_narrow(one_error):
+    # A cut or wrapped command cannot be pasted: each is one row, whole, past the width if it must be.
+    text = rendered(one_error, width=40, verbose=True)
+    rows = {line.strip() for line in text.splitlines()}
+    diagnosis = one_error.diagnoses[0]
+    wanted = {row for row in _code_lines(one_error) if row}
+    wanted |= {f"see: {ref.url}" for ref in diagnosis.references if ref.url}
+    assert any(len(row) > 40 for row in wanted)
+    assert wanted <= rows, wanted - rows
+    assert all(cell_len(line) <= 40 for line in text.splitlines() if line.strip() not in wanted)
 
 
 def test_long_evidence_is_cut_at_a_word_with_an_ellipsis(one_error):

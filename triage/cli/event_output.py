@@ -33,7 +33,7 @@ class EventPrinter:
             data = {**event.to_json(), **(self._extra() if self._extra else {})}
             self._stream.write(json.dumps(data, ensure_ascii=False) + "\n")
         elif event.kind == "diagnosis" and event.diagnosis is not None:
-            self._console.print(diagnosis_renderable(event.position, event.diagnosis))
+            self._console.print(diagnosis_renderable(event.position, event.diagnosis), crop=False)
             self._console.print()
         elif event.kind == "update" and event.diagnosis is not None:
             self._console.print(_update_line(event.diagnosis, event.was))

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from triage.engine.error_lines import message_of
 from triage.engine.values import human_size
-from triage.render.layout import Hanging, OneLine
+from triage.render.layout import Hanging, OneLine, whole_line
 from triage.render.words import plural
 from triage.render.parts import (
     INCONCLUSIVE,
@@ -99,7 +99,10 @@ def diagnosis_renderable(position: int, diagnosis: Diagnosis, *, full: bool = Fa
         body.append(Text(" ".join(diagnosis.summary.split()), style="dim"))
     body += _fixes(diagnosis, full=full)
     if full:
-        body += [Hanging(Text(ref.url or ref.document or ""), "see: ") for ref in diagnosis.references]
+        body += [
+            Hanging(whole_line(Text(ref.url)) if ref.url else Text(ref.document or ""), "see: ")
+            for ref in diagnosis.references
+        ]
     body += [Text(f"probe: {note}", style="magenta") for note in diagnosis.probe_notes]
     if diagnosis.probes and not diagnosis.probe_notes:
         body.append(Text(f"confirm with: triage probe run {' '.join(diagnosis.probes)}", style="dim"))
@@ -115,7 +118,9 @@ def _fixes(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
     for heading, items in (("fixes:", fixes), ("to confirm:", checks)):
         if items:
             yield Text(heading, style="bold")
-            yield from (Hanging(fix_renderable(f"{n}.", fix, full=full), indent=2) for n, fix in enumerate(items, 1))
+            yield from (
+                Hanging(fix_renderable(f"{n}.", fix, full=full, whole=True), indent=2) for n, fix in enumerate(items, 1)
+            )
     for note in diagnosis.fix_notes:
         yield Hanging(Text(note, style="dim"), "left out: ")
 
@@ -154,7 +159,7 @@ def render_scan(result: ScanResult, console: Console | None = None, *, verbose: 
         console.print(OneLine(Text.assemble(("job: ", "bold"), (job, "cyan"))))
     full = result.diagnoses if verbose else result.diagnoses[:1]
     for position, diagnosis in enumerate(full, 1):
-        console.print(diagnosis_renderable(position, diagnosis, full=verbose))
+        console.print(diagnosis_renderable(position, diagnosis, full=verbose), crop=False)  # whole code lines
         console.print()
     rest = result.diagnoses[len(full) :]
     if rest:

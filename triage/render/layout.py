@@ -1,7 +1,10 @@
 """Rich building blocks for one-line and hanging text, shared by the CLI and the TUI.
 
-Prose wraps under its own indent; log lines, paths and code never wrap: they are cut to the
-width with an ellipsis, so that an evidence line stays one line and code stays valid-looking.
+Prose wraps under its own indent; log lines and paths never wrap: they are cut to the width with
+an ellipsis, so that an evidence line stays one line. Code never wraps either (a wrapped line is no
+longer valid code): the TUI cuts it with an ellipsis (its copy key gives the whole fix), the CLI
+prints each line whole, past the width where it must, for a command is only worth showing if it can
+be copied and pasted.
 """
 
 from __future__ import annotations
@@ -76,7 +79,8 @@ class Hanging:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         inner = options.update_width(max(1, options.max_width - self.indent))
         blank = Segment(" " * self.indent)
-        for number, line in enumerate(console.render_lines(self.body, inner, pad=False)):
+        # Split, not cropped to the width: what fits already fits, and a whole code line must stay whole.
+        for number, line in enumerate(Segment.split_lines(console.render(self.body, inner))):
             if number == 0 and self.label:
                 yield from self.label.render(console)
                 yield Segment(" " * (self.indent - self.label.cell_len))
@@ -88,16 +92,18 @@ class Hanging:
 
 class CodeBlock:
     """Highlighted code, one row per line, never wrapped: a wrapped line is no longer valid code.
+    A line wider than the width is cut with an ellipsis, or with `whole` printed past the width.
 
     Highlighting waits for the console: where it shows no colour (piped, NO_COLOR) the code is
     plain text, and pygments, whose lexers compile a hundred regexes (a tenth of a second of every
     piped scan that shows a fix), is never loaded.
     """
 
-    def __init__(self, code: str, language: str, theme: str) -> None:
+    def __init__(self, code: str, language: str, theme: str, *, whole: bool = False) -> None:
         self.code = code.rstrip()
         self.language = language
         self.theme = theme
+        self.whole = whole
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if console.color_system is None:
@@ -106,4 +112,14 @@ class CodeBlock:
             from rich.syntax import Syntax
 
             text = Syntax(self.code, self.language, theme=self.theme).highlight(self.code)
-        yield Group(*(OneLine(line, at_word=False) for line in text.split("\n")))
+        lines = text.split("\n")
+        yield Group(
+            *(whole_line(line) for line in lines) if self.whole else (OneLine(line, at_word=False) for line in lines)
+        )
+
+
+def whole_line(text: Text) -> Text:
+    """Text shown whole on one row, past the width if it must be: a command or URL to copy."""
+    text = text.copy()
+    text.no_wrap, text.overflow = True, "ignore"
+    return text

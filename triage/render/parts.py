@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from triage.render.layout import CodeBlock, Hanging
+from triage.render.layout import CodeBlock, Hanging, whole_line
 from triage.results import Diagnosis, FixResult
 
 SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
@@ -25,12 +25,19 @@ def confidence_bar(confidence: float, width: int = 10) -> str:
 
 
 def fix_renderable(
-    label: str, fix: FixResult, *, theme: str = "ansi_dark", title_style: str = "bold", full: bool = True
+    label: str,
+    fix: FixResult,
+    *,
+    theme: str = "ansi_dark",
+    title_style: str = "bold",
+    full: bool = True,
+    whole: bool = False,
 ) -> Hanging:
     """One fix: its title after `label`, then description, a shell block (env, commands), code before/after.
 
     Brief (`full=False`): the title, the shell block and the code to write; the description only
-    for a fix that has neither.
+    for a fix that has neither. `whole`: code, commands and links wider than the width are printed
+    whole, past it, instead of cut (or, for a link, wrapped).
     Shared by the CLI and the TUI's detail pane (which passes its theme and a selection style).
     """
     parts: list[RenderableType] = [Text(fix.title, style=title_style)]
@@ -41,16 +48,17 @@ def fix_renderable(
     if fix.description and told:
         parts.append(Text(" ".join(fix.description.split()), style="dim"))
     if shell:
-        parts.append(CodeBlock("\n".join(shell), "bash", theme))
+        parts.append(CodeBlock("\n".join(shell), "bash", theme, whole=whole))
     if fix.confirmed_by and told:
         more = f" (+{len(fix.confirmed_by) - 1} more)" if len(fix.confirmed_by) > 1 else ""
-        parts.append(Text(f"confirmed in {fix.confirmed_by[0]}{more}", style="dim"))
+        confirmed = Text(f"confirmed in {fix.confirmed_by[0]}{more}", style="dim")
+        parts.append(whole_line(confirmed) if whole else confirmed)
     if fix.code is not None:
         shown = (
             (("before:", fix.code.before), ("after:", fix.code.after)) if full else (("change to:", fix.code.after),)
         )
         for heading, code in shown:
-            parts += [Text(heading, style="dim"), CodeBlock(code, fix.code.language, theme)]
+            parts += [Text(heading, style="dim"), CodeBlock(code, fix.code.language, theme, whole=whole)]
     return Hanging(Group(*parts), Text(f"{label} ", style=title_style))
 
 
