@@ -59,3 +59,16 @@ def test_each_failure_is_counted_under_the_layer_that_named_it(engine_kb, tmp_pa
     }
     layers = report.grouped("layer")
     assert layers["entry"]["top1"] == 1.0 and layers["none"]["no_diagnosis"] == 1.0
+    # Each rate comes with its 95% interval: 1 of 3 logs says little, and the eval says so.
+    summary = report.summary()
+    for rate in ("top1", "top3", "no_diagnosis"):
+        low, high = summary["intervals"][rate]
+        assert low <= summary[rate] <= high and high - low > 0.5
+
+
+def test_wilson_interval_matches_the_textbook_values():
+    from triage.kbtools.evaluate import wilson_interval
+
+    assert wilson_interval(5, 10) == [0.2366, 0.7634]
+    assert wilson_interval(0, 10) == [0.0, 0.2775] and wilson_interval(10, 10) == [0.7225, 1.0]
+    assert wilson_interval(337, 521) == [0.6049, 0.6867] and wilson_interval(0, 0) == [0.0, 0.0]

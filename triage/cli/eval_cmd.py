@@ -84,6 +84,7 @@ def _print_report(report: Any, args: argparse.Namespace) -> None:
         console.print(_category_table(report, split, label))
         summary = report.summary(split)
         console.print(_layer_line(report, split))
+        console.print(_interval_line(summary))
         console.print(f"False alarms on healthy logs: {summary['false_alarms']} of {summary['healthy_logs']}")
         console.print(
             f"Keyword baseline on the same logs (one regex per category): top-1 {summary['keyword_top1']:.1%}, "
@@ -139,6 +140,15 @@ def _layer_line(report: Any, split: str | None) -> str:
     right = Counter(outcome.layer for outcome in failing if outcome.top1)
     counts = [f"{name} {right[layer]} of {named[layer]}" for layer, name in _LAYERS if named[layer]]
     return f"Named rightly by {', '.join(counts)}; {named['none']} named by nothing"
+
+
+def _interval_line(summary: dict[str, Any]) -> str:
+    """Where the rates of logs like these lie (95%): a change inside the interval may be chance."""
+    shown = [("top-1", "top1"), ("top-3", "top3"), ("no diagnosis", "no_diagnosis")]
+    if summary["confirmed_fix_cases"]:
+        shown += [("top cause", "top_cause_right"), ("fix in the first two", "fix_in_first_two")]
+    parts = [f"{label} {low:.0%}-{high:.0%}" for label, key in shown for low, high in [summary["intervals"][key]]]
+    return f"95% intervals (Wilson) of these rates on logs like these: {', '.join(parts)}"
 
 
 def _repo_table(report: Any, split: str | None, label: str) -> Any:
