@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from tests.conftest import SAMPLES
 from triage.cli.render import make_console, render_scan
 from triage.render.layout import ELLIPSIS
-from triage.results import EvidenceLine, Stats, replace
+from triage.results import EvidenceLine, FixResult, Stats, replace
 
 ONE_ERROR_LOG = SAMPLES / "npu_oom-sft-fragmentation.log"
 
@@ -179,3 +179,13 @@ def test_brief_output_tells_a_fix_that_has_nothing_to_run(one_error):
     assert "Remove the override from the launch script." in text
     assert "confirmed in https://github.com/example/repo/issues/1" in text
     assert runnable.description and " ".join(runnable.description.split())[:60] not in text
+
+
+def test_a_link_is_shown_to_open_and_a_command_to_run(one_error):
+    diagnosis = one_error.diagnoses[0]
+    search = "https://github.com/search?type=issues&q=%22npu+out+of+memory%22"
+    fix = FixResult("Search the trackers", commands=[search, "npu-smi info"], kind="diagnostic")
+    rows = [
+        row.strip() for row in rendered(replace(one_error, diagnoses=[replace(diagnosis, fixes=[fix])])).splitlines()
+    ]
+    assert search in rows and f"$ {search}" not in rows and "$ npu-smi info" in rows

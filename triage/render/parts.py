@@ -41,7 +41,9 @@ def fix_renderable(
     Shared by the CLI and the TUI's detail pane (which passes its theme and a selection style).
     """
     parts: list[RenderableType] = [Text(fix.title, style=title_style)]
-    shell = [f"export {name}={value}" for name, value in fix.env.items()] + [f"$ {command}" for command in fix.commands]
+    shell = [f"export {name}={value}" for name, value in fix.env.items()]
+    # A link (the tracker search of an unknown error) is opened, not run: no prompt before it.
+    shell += [command if command.startswith(("https://", "http://")) else f"$ {command}" for command in fix.commands]
     # A fix with nothing to run or write (what fixed a similar reported failure) is its description and
     # where it was confirmed: the brief form would show a heading and no advice.
     told = full or not (shell or fix.code)
