@@ -304,6 +304,19 @@ def test_split_point_search_reads_a_bounded_block(tmp_path, monkeypatch):
     assert reads and max(reads) <= parallel.SEEK_READ_SIZE
 
 
+def test_a_file_that_cannot_be_split_is_scanned_without_workers(tmp_path, monkeypatch):
+    from triage import parallel
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
+    bar, lines = tmp_path / "bar.log", tmp_path / "lines.log"
+    bar.write_bytes(b"\r 10%|#" * 20000 + b"\n")  # one 160 KB progress-bar line
+    lines.write_bytes(b"step 1 loss 2.3\n" * 10000)
+    assert parallel.parallel_plan([str(bar)], 2) == {}
+    assert len(parallel.parallel_plan([str(lines)], 2)[str(lines)]) == 2
+    # Beside a source the parent reads itself (stdin), the one part is still worth a worker.
+    assert parallel.parallel_plan([str(bar), "-"], 2) == {str(bar): [(0, bar.stat().st_size)]}
+
+
 # -- triage run -------------------------------------------------------------------------------------
 
 

@@ -36,9 +36,14 @@ def parallel_plan(paths: list[str], jobs: int) -> dict[str, list[tuple[int, int]
     sizes = {path: size for path in paths if (size := _plain_size(path, jobs)) > 0}
     if sum(sizes.values()) < 2 * MIN_PART_BYTES or "fork" not in _start_methods():
         return {}
-    return {
+    plan = {
         path: split_points(path, jobs) if size >= 2 * MIN_PART_BYTES else [(0, size)] for path, size in sizes.items()
     }
+    if sum(map(len, plan.values())) < 2 and len(plan) == len(paths):
+        # One part and nothing else to read (one 200 MB progress-bar line has no line start to split
+        # at): a worker would add its start and the merge to the same scan.
+        return {}
+    return plan
 
 
 def _plain_size(path: str, jobs: int) -> int:
