@@ -317,6 +317,22 @@ def test_a_file_that_cannot_be_split_is_scanned_without_workers(tmp_path, monkey
     assert parallel.parallel_plan([str(bar), "-"], 2) == {str(bar): [(0, bar.stat().st_size)]}
 
 
+def test_a_split_point_inside_a_very_long_line_is_given_up_not_read_to_its_end(tmp_path, monkeypatch):
+    from triage import parallel
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
+    monkeypatch.setattr(parallel, "SEEK_READ_SIZE", 1 << 10)
+    monkeypatch.setattr(parallel, "SPLIT_SEARCH_BYTES", 4 << 10)
+    short = b"step 1 loss 2.3\n" * 2240  # 35,840 bytes
+    path = tmp_path / "job.log"
+    path.write_bytes(short + b"#" * 40_000 + b"\n" + short + b"x" * 8_000 + b"\n")
+    size = path.stat().st_size
+    ranges = parallel.split_points(str(path), 3)
+    # The first cut falls inside the 40 KB line: given up; the second finds the line start after it.
+    assert len(ranges) == 2 and ranges[0][0] == 0 and ranges[-1][1] == size
+    assert ranges[0][1] == ranges[1][0] and path.read_bytes()[ranges[1][0] - 1 : ranges[1][0]] == b"\n"
+
+
 # -- triage run -------------------------------------------------------------------------------------
 
 

@@ -19,6 +19,8 @@ MIN_PART_BYTES = 64 << 20
 READ_SIZE = 8 << 20
 SEEK_READ_SIZE = 1 << 20
 """The split point search reads this much at a time: a 2 GB line must not be read into memory whole."""
+SPLIT_SEARCH_BYTES = 8 << 20
+"""... and gives up a split point with no line start this close after it."""
 
 _worker_scanner: Scanner | None = None
 """The parent's scanner, inherited by forked workers: the KB and the prefilter come without pickling."""
@@ -73,19 +75,23 @@ def split_points(path: str, jobs: int) -> list[tuple[int, int]]:
     starts = [0]
     with open(path, "rb") as handle:
         for number in range(1, parts):
-            starts.append(max(_next_line_start(handle, number * size // parts, size), starts[-1]))
-    ends = starts[1:] + [size]
-    return [(start, end) for start, end in zip(starts, ends) if end > start]
+            start = _next_line_start(handle, number * size // parts, size)
+            if starts[-1] < start < size:  # none near this point: its part joins the one before
+                starts.append(start)
+    return list(zip(starts, starts[1:] + [size]))
 
 
 def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
-    """The first line start after `offset` (`size` when none), reading a bounded block at a time."""
+    """The first line start after `offset`, within SPLIT_SEARCH_BYTES of it (`size` when none): the
+    search reads a bounded block at a time, and stops where a line that long would keep its part
+    from being worth splitting off (one 200 MB progress-bar line would be read to its end)."""
     handle.seek(offset)
-    while block := handle.read(SEEK_READ_SIZE):
+    searched = 0
+    while searched < SPLIT_SEARCH_BYTES and (block := handle.read(SEEK_READ_SIZE)):
         newline = block.find(b"\n")
         if newline >= 0:
-            return offset + newline + 1
-        offset += len(block)
+            return offset + searched + newline + 1
+        searched += len(block)
     return size
 
 
