@@ -42,13 +42,18 @@ def binary_line(raw: bytes) -> bool:
     controls = len(raw.translate(None, _NOT_CONTROL_BYTES))
     if controls < 2 or controls * BINARY_SHARE < len(raw):
         return False
+    return as_text(raw) is None
+
+
+def as_text(raw: bytes) -> str | None:
+    """A line's bytes read as UTF-8, else GBK (Chinese-locale CANN logs); None when neither reads them:
+    the scanner then takes them for Latin-1 text, or for binary data (see `binary_line`)."""
     for encoding in ("utf-8", "gbk"):
         try:
-            raw.decode(encoding)
-            return False
+            return raw.decode(encoding)
         except UnicodeDecodeError:
             continue
-    return True
+    return None
 
 
 def binary_data(sample: bytes) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from triage.sources import as_text
+
 DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 """For `bytes.translate`: lines that differ only in their numbers become one shape."""
 DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
@@ -32,15 +34,8 @@ _TEMPLATE_MASKS: tuple[tuple[str | None, re.Pattern[str], str], ...] = (
 
 def decode_line(raw: bytes) -> str:
     """Decode one line: UTF-8, else GBK (Chinese-locale CANN logs), else Latin-1 (never fails)."""
-    for encoding in ("utf-8", "gbk"):
-        try:
-            text = raw.decode(encoding)
-            break
-        except UnicodeDecodeError:
-            continue
-    else:
-        text = raw.decode("latin-1")
-    return clean_text(text)
+    text = as_text(raw)
+    return clean_text(raw.decode("latin-1") if text is None else text)
 
 
 def clean_text(text: str) -> str:
