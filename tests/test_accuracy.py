@@ -41,6 +41,15 @@ def test_eval_reports_unreadable_labelled_logs(tmp_path):
     assert proc.returncode == 2 and "missing.log: no such file" in proc.stderr
 
 
+def test_malformed_labels_are_one_line_saying_where(tmp_path):
+    from triage.kbtools.cases import LabelError
+
+    (tmp_path / "cases.yaml").write_text("- {file: a.log, category: npu_oom\n- {file: b.log}\n")
+    with pytest.raises(LabelError) as raised:
+        load_cases(tmp_path)
+    assert "\n" not in str(raised.value) and str(raised.value).endswith(", line 2")
+
+
 def test_each_failure_is_counted_under_the_layer_that_named_it(engine_kb, tmp_path):
     logs = {
         "oom.log": "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.00 GiB total capacity)\n",

@@ -125,6 +125,12 @@ def test_log_without_errors_is_a_usage_error(tmp_path, capsys):
     assert "--lines" in capsys.readouterr().err
 
 
+def test_lines_past_the_end_of_the_log_say_how_long_it_is(tmp_path, log, capsys):
+    lines = len(log.read_bytes().splitlines())
+    assert main(["kb", "new", "--from", str(log), "--lines", f"{lines + 5}-{lines + 9}", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == f"triage: --lines {lines + 5}-{lines + 9}: the log has {lines} lines"
+
+
 def test_parse_range():
     assert parse_range("3-9") == (3, 9) and parse_range("4") == (4, 4)
     with pytest.raises(ScaffoldError):

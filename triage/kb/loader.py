@@ -33,6 +33,16 @@ def safe_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_BaseLoader)  # noqa: S506 - a safe loader either way
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong with a YAML text, on one line ("did not find expected node content, line 2"):
+    PyYAML's own message spans several lines, with the offending text quoted."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        where = f", line {mark.line + 1}" if mark else ""
+        return f"{exc.problem or exc.context}{where}"
+    return " ".join(str(exc).split())
+
+
 MAX_ENTRY_BYTES = 256 << 10
 """Far above the largest shipped entry (8 KB); a bigger file is a mistake or an attack."""
 
@@ -150,7 +160,7 @@ def compose_yaml(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
         line = mark.line + 1 if mark else None
         raise KBError(path, line, f"invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
-        raise KBError(path, None, f"invalid YAML: {exc}") from None
+        raise KBError(path, None, f"invalid YAML: {yaml_problem(exc)}") from None
     return node, data
 
 

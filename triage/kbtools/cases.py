@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from triage.kb.loader import safe_yaml
+from triage.kb.loader import safe_yaml, yaml_problem
 
 
 class LabelError(Exception):
@@ -45,8 +45,10 @@ def load_cases(directory: Path) -> list[Case]:
         raise LabelError(f"{directory}: no labels.yaml or cases.yaml")
     try:
         rows = safe_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise LabelError(f"{path}: cannot read labels: {exc}") from None
+    except OSError as exc:
+        raise LabelError(f"{path}: cannot read labels: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise LabelError(f"{path}: cannot read labels: {yaml_problem(exc)}") from None
     if not isinstance(rows, list):
         raise LabelError(f"{path}: expected a list of cases")
     logs = directory / "logs" if (directory / "logs").is_dir() else directory

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from triage.kb.loader import safe_yaml
+from triage.kb.loader import safe_yaml, yaml_problem
 from triage.kb.paths import package_data_dir
 
 PATH_KEYS = ("file", "log", "log_file", "path")
@@ -44,8 +44,11 @@ def load_baselines(samples_dir: Path) -> Baselines:
     for labels in label_files:
         try:
             data = safe_yaml(labels.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            found.notes.append(f"{labels}: unreadable labels ({str(exc).splitlines()[0]}): skipped")
+        except OSError as exc:
+            found.notes.append(f"{labels}: unreadable labels ({exc.strerror or exc}): skipped")
+            continue
+        except yaml.YAMLError as exc:
+            found.notes.append(f"{labels}: unreadable labels ({yaml_problem(exc)}): skipped")
             continue
         for record in _records(data):
             path = _log_path(samples_dir, record)

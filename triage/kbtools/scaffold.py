@@ -107,10 +107,12 @@ def read_lines(raw: bytes, line_range: tuple[int, int] | None = None) -> list[st
     raws = raw.split(b"\n")
     if raws[-1] == b"":
         raws.pop()
-    lines = ["" if binary_line(line) else decode_line(line) for line in raws]
     if line_range is not None:
-        lines = lines[line_range[0] - 1 : line_range[1]]
-    return lines
+        first, last = line_range
+        if first > len(raws):
+            raise ScaffoldError(f"--lines {first}-{last}: the log has {len(raws)} lines")
+        raws = raws[first - 1 : last]
+    return ["" if binary_line(line) else decode_line(line) for line in raws]
 
 
 def error_score(line: str) -> int:
