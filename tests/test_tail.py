@@ -18,7 +18,7 @@ from rank_logs import DIST_FAILED, OOM, ROOT_RANK, TEST_KB, rank_log, write_rank
 from triage.events import Event, EventTracker
 from triage.follow import Follower
 from triage.live import LiveScan, stream_lines
-from triage.results import CauseResult, Diagnosis, ScanResult
+from triage.results import CauseResult, Diagnosis, ScanResult, replace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -211,6 +211,13 @@ def test_tracker_announces_once_and_updates_only_on_material_change():
     (update,) = tracker.events(ScanResult(diagnoses=[_diagnosis("cascade", cause="b")]))
     assert update.kind == "update" and update.was == {"role": "root", "top_cause": "a"}
     assert update.to_json()["event"] == "update" and update.to_json()["was"] == {"role": "root", "top_cause": "a"}
+    # The safety net's runners-up share one id, a family each: each is announced once, as itself.
+    runners_up = [replace(_diagnosis(None), id="unrecognised-error-alternative", guess=True, category=c) for c in "ab"]
+    assert [(e.kind, e.diagnosis.category) for e in tracker.events(ScanResult(diagnoses=runners_up))] == [
+        ("diagnosis", "a"),
+        ("diagnosis", "b"),
+    ]
+    assert tracker.events(ScanResult(diagnoses=runners_up)) == []
 
 
 def test_live_scan_names_the_root_when_it_arrives_after_the_timeouts(live):

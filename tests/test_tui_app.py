@@ -38,7 +38,7 @@ async def test_opens_log_ranks_causes_and_marks_lines():
         await settle(pilot)
         # The OOM came first; the later HCCL timeout on rank 1 is its knock-on effect and ranks last.
         assert [d.id for d in app.result.diagnoses] == ["tui-npu-oom", "tui-unsupported-op", "tui-hccl-timeout"]
-        assert app.query_one(DiagnosisList).selected_id == "tui-npu-oom"
+        assert app.query_one(DiagnosisList).selected_key == "tui-npu-oom"
         assert app.query_one(DetailPane).diagnosis.id == "tui-npu-oom"
         log = app.query_one(LogView)
         assert len(log.lines) == 14
@@ -69,7 +69,7 @@ async def test_probe_confirms_a_cause_and_reranks():
         top = app.result.diagnoses[0]
         assert top.id == "tui-npu-oom"
         assert top.causes[0].id == "fragmentation"
-        assert app.query_one(DiagnosisList).selected_id == "tui-npu-oom"
+        assert app.query_one(DiagnosisList).selected_key == "tui-npu-oom"
         status = str(app.query_one(ProbeStatus).query_one(Label).render())
         assert "allocator: finding" in status and "#1" in status
 
@@ -242,6 +242,26 @@ async def test_j_and_k_move_in_the_focused_list():
         assert app.selected_diagnosis.id == ids[2]
         await pilot.press("k")
         assert app.selected_diagnosis.id == ids[1]
+
+
+async def test_the_safety_nets_runners_up_are_each_listed_and_shown(tmp_path: Path):
+    # Each family that came close is a guess of one shared id: the list keys them by family too (a
+    # second runner-up used to stop the app with a duplicate-id error).
+    from tui_support import subprocess_probe_runner
+
+    from triage.tui.app import TriageApp
+
+    log_file = tmp_path / "job.log"
+    log_file.write_text("step 1 | loss 2.31\nRuntimeError: out of memory while the kernel compiled\n")
+    app = TriageApp([str(log_file)], include_shipped_kb=True, probe_runner=subprocess_probe_runner)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        diagnoses = app.result.diagnoses
+        assert len(diagnoses) >= 3 and len({d.id for d in diagnoses}) < len(diagnoses)
+        assert app.query_one(DiagnosisList).option_count == len(diagnoses)
+        await pilot.press("j", "j")
+        assert app.selected_diagnosis is diagnoses[2]
+        assert app.query_one(DetailPane).diagnosis is diagnoses[2]
 
 
 async def test_n_and_shift_n_visit_the_evidence_lines(tmp_path: Path):

@@ -60,8 +60,8 @@ class EventTracker:
         updates: list[Event] = []
         for position, diagnosis in enumerate(result.diagnoses, 1):
             now = material(diagnosis)
-            before = self._announced.get(diagnosis.id)
-            self._announced[diagnosis.id] = now
+            before = self._announced.get(diagnosis.key)
+            self._announced[diagnosis.key] = now
             if before is None:
                 news.append(Event("diagnosis", diagnosis, position))
             elif before != now:

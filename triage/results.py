@@ -125,6 +125,12 @@ class Diagnosis:
     related: list[str] = field(default_factory=list)
     """Ids of the KB entries the entry names as related."""
 
+    @property
+    def key(self) -> str:
+        """Unique among a result's diagnoses, where `id` is not: the safety net's runners-up share one
+        id, one per family. An entry's key is its id, whatever category its leading cause gives it."""
+        return f"{self.id}:{self.category}" if self.guess else self.id
+
 
 @dataclass
 class Stats:

@@ -299,8 +299,8 @@ class TriageApp(App[None]):
 
     @property
     def selected_diagnosis(self) -> Diagnosis | None:
-        selected = self.query_one(DiagnosisList).selected_id
-        return next((d for d in self.result.diagnoses if d.id == selected), None)
+        selected = self.query_one(DiagnosisList).selected_key
+        return next((d for d in self.result.diagnoses if d.key == selected), None)
 
     def _rerank(self) -> None:
         self.result = self.probes.rerank(self.scan_result)
@@ -322,7 +322,7 @@ class TriageApp(App[None]):
         )
         # A newly selected cause brings its first evidence line into view; a re-ranking only re-marks.
         evidence = [(line.source, line.line) for line in selected.evidence] if selected else []
-        chosen = selected.id if selected else None
+        chosen = selected.key if selected else None
         self.query_one(LogView).show_evidence(evidence, jump=chosen != self._evidence_of)
         self._evidence_of = chosen
 

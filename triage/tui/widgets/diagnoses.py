@@ -36,19 +36,20 @@ class DiagnosisList(KeyedList):
         self._shown: list[tuple[str, float]] = []
 
     @property
-    def selected_id(self) -> str | None:
+    def selected_key(self) -> str | None:
+        """The `Diagnosis.key` of the highlighted diagnosis."""
         option = self.highlighted_option
         return option.id if option is not None else None
 
     def show(self, diagnoses: list[Diagnosis]) -> None:
         """Replace the list, keeping the highlighted diagnosis highlighted wherever it moved."""
-        shown = [(d.id, d.confidence) for d in diagnoses]
+        shown = [(d.key, d.confidence) for d in diagnoses]
         if shown == self._shown:
             return
         self._shown = shown
-        keep = self.selected_id
+        keep = self.selected_key
         self.clear_options()
-        self.add_options([Option(diagnosis_prompt(n, d), id=d.id) for n, d in enumerate(diagnoses, 1)])
-        ids = [d.id for d in diagnoses]
+        self.add_options([Option(diagnosis_prompt(n, d), id=d.key) for n, d in enumerate(diagnoses, 1)])
+        keys = [d.key for d in diagnoses]
         if diagnoses:
-            self.highlighted = ids.index(keep) if keep in ids else 0
+            self.highlighted = keys.index(keep) if keep in keys else 0
