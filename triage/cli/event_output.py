@@ -9,8 +9,7 @@ from typing import Any, TextIO
 
 from rich.text import Text
 
-from triage.cli.render import diagnosis_renderable, make_console
-from triage.render.parts import SEVERITY_STYLE
+from triage.cli.render import diagnosis_renderable, make_console, one_liner
 from triage.render.words import plural
 from triage.events import Event, material
 from triage.results import Diagnosis, ScanResult
@@ -51,21 +50,9 @@ class EventPrinter:
             style="bold",
         )
         for position, diagnosis in enumerate(result.diagnoses, 1):
-            self._console.print(
-                Text.assemble(
-                    (f"  {position}. {diagnosis.confidence:.2f} ", SEVERITY_STYLE.get(diagnosis.severity, "")),
-                    (diagnosis.title, "bold"),
-                    (f"  [{diagnosis.category}] {diagnosis.id}{_where(diagnosis)}", "dim"),
-                )
-            )
+            self._console.print(one_liner(position, diagnosis))
         if result.root_rank is not None:
             self._console.print(f"Root rank: {result.root_rank}", style="bold magenta")
-
-
-def _where(diagnosis: Diagnosis) -> str:
-    if diagnosis.role is None:
-        return ""
-    return f"  rank {diagnosis.rank}: {diagnosis.role}"
 
 
 def _update_line(diagnosis: Diagnosis, was: dict[str, object]) -> Text:

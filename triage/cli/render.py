@@ -125,7 +125,8 @@ def _fixes(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
         yield Hanging(Text(note, style="dim"), "left out: ")
 
 
-def _one_liner(position: int, diagnosis: Diagnosis) -> OneLine:
+def one_liner(position: int, diagnosis: Diagnosis) -> OneLine:
+    """A diagnosis on one line, cut to the width: the listing of the diagnoses not shown in full."""
     where = where_text(diagnosis)
     return OneLine(
         Text.assemble(
@@ -165,7 +166,7 @@ def render_scan(result: ScanResult, console: Console | None = None, *, verbose: 
     if rest:
         console.print(f"Also found ({len(rest)} more):", style="bold")
         for position, diagnosis in enumerate(rest, len(full) + 1):
-            console.print(_one_liner(position, diagnosis))
+            console.print(one_liner(position, diagnosis))
         console.print()
     for line in _probe_lines(result):
         console.print(line)
