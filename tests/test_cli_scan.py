@@ -103,6 +103,8 @@ def test_top_and_min_confidence(oom_log):
 def test_usage_errors_exit_2(tmp_path):
     assert triage("scan", "--top", "0").returncode == 2
     assert triage("scan", "--min-confidence", "3").returncode == 2
+    assert triage("scan", "--probe-timeout", "nan").returncode == 2
+    assert triage("probe", "run", "env", "--timeout", "0").returncode == 2
     assert triage("nonsense").returncode == 2
 
 
@@ -266,9 +268,10 @@ def test_markdown_report_with_redaction(tmp_path, oom_log):
     text = report.read_text()
     assert text.startswith("# ascend-triage report") and "expandable_segments:True" in text
     assert "NPU out of memory" in text and "10.20.30.40" not in text and str(tmp_path) not in text
-    assert triage("scan", "--report", str(tmp_path / "no" / "dir.md"), str(oom_log)).stderr.startswith(
-        b"triage: cannot write"
-    )
+    # A report asked for and not written fails the step, whatever was found and --exit-zero or not.
+    unwritten = triage("scan", "--exit-zero", "--report", str(tmp_path / "no" / "dir.md"), str(oom_log))
+    assert unwritten.stderr.startswith(b"triage: cannot write") and unwritten.returncode == 2
+    assert b"NPU out of memory" in unwritten.stdout
 
 
 def test_exit_zero_still_prints_the_diagnosis(oom_log):

@@ -6,6 +6,7 @@ Kept light (argparse and sys at import): every command module imports it at star
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import TYPE_CHECKING
 
@@ -78,8 +79,8 @@ def positive_int(value: str) -> int:
 
 def positive_float(value: str) -> float:
     number = float(value)
-    if number <= 0:
-        raise argparse.ArgumentTypeError("must be above 0")
+    if not (number > 0 and math.isfinite(number)):  # nan passes a `<= 0` test
+        raise argparse.ArgumentTypeError("must be a number above 0")
     return number
 
 

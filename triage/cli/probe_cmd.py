@@ -10,7 +10,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, positive_float
 from triage.probing import DEFAULT_TIMEOUT, PYTHON_ENV
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run_p.add_argument(
         "--python", help=f"Python with torch to run probes under (env {PYTHON_ENV}; default: this Python)"
     )
-    run_p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per probe")
+    run_p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, help="seconds per probe")
     run_p.add_argument("--record", help="`triage run` sidecar record, passed to hccl_init (init_process_group count)")
     run_p.set_defaults(func=run)
 

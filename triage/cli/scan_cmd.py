@@ -14,6 +14,7 @@ from triage.cli.common import (
     EXIT_USAGE,
     add_kb_options,
     load_scan_kb,
+    positive_float,
     positive_int,
     unit_float,
     warn,
@@ -80,7 +81,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--probe-python", metavar="PATH", help="Python with torch to run probes under (default: this one)"
     )
-    parser.add_argument("--probe-timeout", type=float, default=60.0, metavar="S", help="seconds per probe (default 60)")
+    parser.add_argument(
+        "--probe-timeout", type=positive_float, default=60.0, metavar="S", help="seconds per probe (default 60)"
+    )
     add_kb_options(parser)
     parser.set_defaults(func=run)
 
@@ -118,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         result = redact_result(result, redactor)
     for error in errors:
         warn(error)
+    report_written = True
     if args.report:
         from triage.report import build_report
 
@@ -126,7 +130,10 @@ def run(args: argparse.Namespace) -> int:
                 handle.write(build_report(result, sources=paths, environment=environment, redacted=args.redact))
         except OSError as exc:
             print(f"triage: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
-    if result.diagnoses:
+            report_written = False
+    if not report_written:
+        code = EXIT_USAGE  # a CI step that asked for the report must not pass without it, --exit-zero or not
+    elif result.diagnoses:
         code = EXIT_OK if args.exit_zero else EXIT_FOUND
     else:
         code = EXIT_USAGE if errors and len(errors) >= inputs else EXIT_OK
