@@ -27,6 +27,9 @@ def test_list_json_includes_user_entries(tmp_path, capsys):
         "status": "experimental",
     } in rows
     assert all(row["category"] == "npu_oom" for row in rows)
+    # A category no entry has is a typo to name, not an empty list.
+    code, out, err = run(capsys, "kb", "list", "--category", "npu-oom")
+    assert (code, out) == (2, "") and "no entry of category 'npu-oom'" in err and "npu_oom" in err
 
 
 def test_user_dir_overrides_by_id_via_env(tmp_path, capsys, monkeypatch):

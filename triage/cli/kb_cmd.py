@@ -121,6 +121,10 @@ def _register_converting(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 def run_list(args: argparse.Namespace) -> int:
     kb, _ = load_kb_entries(args)
+    known = sorted({e.category for e in kb.entries.values()})
+    if args.category is not None and args.category not in known:
+        print(f"triage: no entry of category {args.category!r} (categories: {', '.join(known)})", file=sys.stderr)
+        return EXIT_USAGE
     entries = sorted(
         (e for e in kb.entries.values() if args.category in (None, e.category)), key=lambda e: (e.category, e.id)
     )
