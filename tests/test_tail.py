@@ -160,6 +160,19 @@ def test_a_rotated_compressed_log_is_named_once_and_not_followed(tmp_path):
     assert notes == [f"{packed}: compressed, not followed; read it with `triage scan {packed}`"]
 
 
+def test_binary_data_a_glob_catches_is_named_once_and_not_followed(tmp_path):
+    import random
+
+    (tmp_path / "rank_0.log").write_bytes(b"rank 0\n")
+    core = tmp_path / "rank_0.log.core"  # a core file beside the log: chance bytes, no log lines
+    core.write_bytes(random.Random(7).randbytes(50_000))
+    follower, sink, notes = follow([tmp_path / "rank_0.log*"], from_start=True)
+    for _ in range(3):
+        follower.poll()
+    assert sink.data == {str(tmp_path / "rank_0.log"): b"rank 0\n"}
+    assert notes == [f"{core}: binary data, not a text log; not followed"]
+
+
 def test_deleted_file_is_reported_once_and_followed_again_when_back(tmp_path):
     log = tmp_path / "a.log"
     log.write_bytes(b"")

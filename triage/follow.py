@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
-from triage.sources import FollowedText, is_compressed
+from triage.sources import FollowedText, unfollowable
 
 READ_SIZE = 1 << 20
 MAX_READ_PER_POLL = 16 << 20
@@ -96,8 +96,8 @@ class Follower:
         self._followed: dict[str, _Followed] = {}
         self._told: set[str] = set()
         """Keys of problems already reported, so that a missing file is not reported at every poll."""
-        self._compressed: set[str] = set()
-        """Compressed files a pattern matched: named once, never followed."""
+        self._unfollowable: set[str] = set()
+        """Compressed and binary files a pattern matched: named once, never followed."""
         self._next_rescan = 0.0
         self._started = False
 
@@ -142,11 +142,15 @@ class Follower:
                     self._start(path, at_end=at_end)
 
     def _start(self, path: str, *, at_end: bool) -> None:
-        if path in self._compressed:
+        if path in self._unfollowable:
             return
-        if is_compressed(path):  # a rotated-away log (rank0.log.1.gz): it no longer grows, and raw it reads as nothing
-            self._compressed.add(path)
-            self._notify(f"{path}: compressed, not followed; read it with `triage scan {path}`")
+        reason = unfollowable(path)
+        if reason is not None:  # a rotated-away log (rank0.log.1.gz), or a core file a glob caught
+            self._unfollowable.add(path)
+            if reason == "compressed":
+                self._notify(f"{path}: compressed, not followed; read it with `triage scan {path}`")
+            else:
+                self._notify(f"{path}: binary data, not a text log; not followed")
             return
         try:
             handle = open(path, "rb", buffering=0)  # held open while active; closed in _close_idle or _drop

@@ -97,19 +97,23 @@ def _files_under(directory: Path) -> Iterator[str]:
                 yield full
 
 
-def is_compressed(path: str | Path) -> bool:
-    """Whether the regular file `path` starts like a gzip, xz, bzip2 or zstd stream (False when it
-    cannot be read).
+def unfollowable(path: str | Path) -> str | None:
+    """Why the regular file `path` is no growing text log to follow: "compressed" (a rotated gzip, xz,
+    bzip2 or zstd file: it no longer grows, and raw it reads as nothing) or "binary data"; None when
+    it may be followed, or cannot be read.
 
     Never opens a pipe or FIFO: peeking at one would consume the bytes a later read needs.
     """
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
+            return None
         with open(path, "rb") as handle:
-            return _compression(handle.read(10)) is not None
+            start = handle.read(SNIFF_BYTES)
     except OSError:
-        return False
+        return None
+    if _compression(start) is not None:
+        return "compressed"
+    return "binary data" if not start.startswith(UTF16_BOMS) and binary_data(start) else None
 
 
 def _compression(start: bytes) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from triage.engine.normalize import decode_line
 from triage.engine.scanner import Scanner
 from triage.follow import Follower
-from triage.sources import SourceError, display_name, is_compressed, read_chunks
+from triage.sources import SourceError, display_name, read_chunks, unfollowable
 
 CHUNK_SIZE = 1 << 20
 """Smaller than the CLI's chunks so that the first screen of a big log shows up quickly."""
@@ -75,7 +75,8 @@ class LogReader:
         self._sink = sink
         self._notify = notify
         self._stdin_data = stdin_data
-        followed = [path for path in paths if follow and path != "-" and not is_compressed(path)]
+        # Compressed and binary files are read once, as `scan` reads them: decompressed, or named and skipped.
+        followed = [path for path in paths if follow and path != "-" and unfollowable(path) is None]
         self._once = [path for path in paths if path not in followed]
         self._follower = Follower(followed, sink, from_start=True, notify=notify) if followed else None
 
