@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="scan logs and rank the likely causes",
         description="Scan log files (plain, gzip, xz or bzip2), or standard input, and print the likely causes, "
         "best first, with their evidence and fixes.",
-        epilog="Exit codes: 0 nothing found (or --exit-zero), 1 at least one diagnosis, 2 usage or input error, or a --report that could not be written.",
+        epilog="Exit codes: 0 nothing found (or --exit-zero), 1 at least one diagnosis, 2 usage or input error, "
+        "or a --report that could not be written.",
     )
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", help="log files or directories of them; '-' or nothing reads standard input"
