@@ -145,6 +145,16 @@ def test_a_fix_cites_as_confirmed_only_threads_that_confirm_it():
     assert not wrong, wrong
 
 
+def test_no_entry_cites_a_test_thread(engine_kb, cases):
+    """The test split stays blind: an entry citing a test thread (a reference, or where a fix was
+    confirmed) was written from it, and the split's figures would no longer be a blind measure."""
+    from triage.kbtools.evaluate import entries_citing
+
+    citing = entries_citing(engine_kb)
+    cited = sorted(c.id for c in cases if c.split == "test" and thread_key(c.source or "") in citing)
+    assert not cited, cited
+
+
 def test_leave_thread_out_switches_off_the_entries_that_cite_the_thread(engine_kb, cases):
     from triage.kbtools.evaluate import entries_citing
 
