@@ -244,24 +244,36 @@ async def test_j_and_k_move_in_the_focused_list():
         assert app.selected_diagnosis.id == ids[1]
 
 
-async def test_the_safety_nets_runners_up_are_each_listed_and_shown(tmp_path: Path):
+async def test_the_safety_nets_runners_up_are_each_listed_and_shown():
     # Each family that came close is a guess of one shared id: the list keys them by family too (a
     # second runner-up used to stop the app with a duplicate-id error).
-    from tui_support import subprocess_probe_runner
+    from textual.app import App, ComposeResult
 
-    from triage.tui.app import TriageApp
+    from triage.results import Diagnosis
 
-    log_file = tmp_path / "job.log"
-    log_file.write_text("step 1 | loss 2.31\nRuntimeError: out of memory while the kernel compiled\n")
-    app = TriageApp([str(log_file)], include_shipped_kb=True, probe_runner=subprocess_probe_runner)
-    async with app.run_test() as pilot:
-        await settle(pilot)
-        diagnoses = app.result.diagnoses
-        assert len(diagnoses) >= 3 and len({d.id for d in diagnoses}) < len(diagnoses)
-        assert app.query_one(DiagnosisList).option_count == len(diagnoses)
-        await pilot.press("j", "j")
-        assert app.selected_diagnosis is diagnoses[2]
-        assert app.query_one(DetailPane).diagnosis is diagnoses[2]
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DiagnosisList(id="diagnoses")
+
+    guesses = [
+        Diagnosis(
+            id=name, category=category, title="Unrecognised X", severity="error", confidence=0.2, score=0.2, guess=True
+        )
+        for name, category in (
+            ("unrecognised-error", "segfault"),
+            ("unrecognised-error-alternative", "npu_oom"),
+            ("unrecognised-error-alternative", "env_version"),
+        )
+    ]
+    async with Host().run_test() as pilot:
+        listed = pilot.app.query_one(DiagnosisList)
+        listed.show(guesses)
+        listed.highlighted = 2
+        await pilot.pause()
+        assert listed.option_count == 3 and listed.selected_key == guesses[2].key
+        listed.show(list(reversed(guesses)))  # re-ranked: the highlighted one stays highlighted
+        await pilot.pause()
+        assert listed.selected_key == guesses[2].key and listed.highlighted == 0
 
 
 async def test_n_and_shift_n_visit_the_evidence_lines(tmp_path: Path):
