@@ -107,13 +107,25 @@ def unfollowable(path: str | Path) -> str | None:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
+    except OSError:
+        return None
+    kind = _start_kind(path)
+    return kind if kind != "utf-16" else None
+
+
+def _start_kind(path: str | Path) -> str | None:
+    """What a file's first bytes say it is, when not plain text: "compressed", "utf-16" or "binary
+    data" (None as well when it cannot be read)."""
+    try:
         with open(path, "rb") as handle:
             start = handle.read(SNIFF_BYTES)
     except OSError:
         return None
     if _compression(start) is not None:
         return "compressed"
-    return "binary data" if not start.startswith(UTF16_BOMS) and binary_data(start) else None
+    if start.startswith(UTF16_BOMS):
+        return "utf-16"
+    return "binary data" if binary_data(start) else None
 
 
 def _compression(start: bytes) -> str | None:
@@ -229,12 +241,7 @@ def read_in_one_pass(path: str) -> bool:
     """Whether a file must be read from its start by one reader, not in parts from any offset: a
     compressed stream, binary data (named and skipped) or UTF-16 text (re-encoded as it is read; see
     `read_stream`). False when it cannot be read."""
-    try:
-        with open(path, "rb") as handle:
-            start = handle.read(SNIFF_BYTES)
-    except OSError:
-        return False
-    return _compression(start) is not None or start.startswith(UTF16_BOMS) or binary_data(start)
+    return _start_kind(path) is not None
 
 
 def _unpacked(first: bytes, handle: BinaryIO, path: str, chunk_size: int, kind: str) -> Iterator[bytes]:
