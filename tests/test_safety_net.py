@@ -526,7 +526,10 @@ def test_a_guess_with_nothing_closer_to_lend_borrows_its_familys_rule(engine_kb,
     # No entry close enough to lend its advice, no thread, no package: the family rule whose
     # examples read most alike lends its causes (marked as borrowed) and fixes.
     assert guess.causes[0].title.endswith("(as in family-device-memory-exhausted)")
-    assert "unknown" not in [c.id for c in guess.causes]
+    # Lent causes are worth what they proved to be worth: "not known" takes the rest, listed last.
+    assert [c.id for c in guess.causes].index("unknown") == len(guess.causes) - 1
+    assert sum(c.probability for c in guess.causes[:-1]) == pytest.approx(guess_advice.BORROWED_PRECISION, abs=0.01)
+    assert sum(c.probability for c in guess.causes) == pytest.approx(1.0, abs=0.01)
     assert [f for f in guess.fixes if f.kind == "fix"]
     # A job whose stack one rule has fixes made for (lmdeploy's cache budget) borrows that rule's fixes
     # (after the update of lmdeploy itself, the package running), though another's examples read a
