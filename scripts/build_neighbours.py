@@ -12,6 +12,7 @@ resembles them is chatter, not a failure.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +28,9 @@ from triage.kb.loader import safe_yaml  # noqa: E402
 from triage.kb.paths import CASES_FILE, NEIGHBOURS_FILE  # noqa: E402
 
 PER_CASE = 10
+UNRESOLVED = re.compile(r"(?i)(?:unresolved|unknown|not (?:diagnosed|stated|resolved|known))\b")
+"""How the corpus starts the root cause of a thread that found none ("unresolved (open). ...",
+"unknown beyond the log: ..."): such a thread has no cause to lend, only its own symptoms."""
 HEADER = "# category\tlabel\tline: written by scripts/build_neighbours.py from logs_samples/real (train split only)\n"
 CASES_HEADER = (
     "# label\tthread\troot cause\tconfirmed fix: written by scripts/build_neighbours.py from"
@@ -59,7 +63,8 @@ def rows() -> list[str]:
 
 
 def reported(neighbour_rows: list[str]) -> list[str]:
-    """Each failure case with neighbour lines: its thread, root cause and (if confirmed) fix, one line."""
+    """Each failure case with neighbour lines whose thread found its cause or a fix: the thread, root
+    cause and (if confirmed) fix, one line."""
     labelled = {row.split("\t")[1] for row in neighbour_rows}
     rows = safe_yaml((ROOT / "logs_samples" / "real" / "cases.yaml").read_text(encoding="utf-8"))
     out = []
@@ -68,6 +73,8 @@ def reported(neighbour_rows: list[str]) -> list[str]:
         if row.get("split") != "train" or row.get("category") == "healthy" or label not in labelled:
             continue
         fix = row.get("fix") if row.get("fix_confirmed") else ""
+        if not fix and UNRESOLVED.match(str(row["root_cause"])):
+            continue  # lent, its symptoms would read as the cause of another failure
         out.append("\t".join([label, row["source"], _one_line(row["root_cause"]), _one_line(fix or "")]) + "\n")
     return out
 
