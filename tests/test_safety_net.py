@@ -530,6 +530,9 @@ def test_a_guess_with_nothing_closer_to_lend_borrows_its_familys_rule(engine_kb,
     assert [c.id for c in guess.causes].index("unknown") == len(guess.causes) - 1
     assert sum(c.probability for c in guess.causes[:-1]) == pytest.approx(guess_advice.BORROWED_PRECISION, abs=0.01)
     assert sum(c.probability for c in guess.causes) == pytest.approx(1.0, abs=0.01)
+    # The summary says whose advice it is and how little the rule's examples may resemble the error.
+    assert "causes and fixes are those of family-device-memory-exhausted" in guess.summary
+    assert "% similar): a place to start, not a match." in guess.summary
     assert [f for f in guess.fixes if f.kind == "fix"]
     # A job whose stack one rule has fixes made for (lmdeploy's cache budget) borrows that rule's fixes
     # (after the update of lmdeploy itself, the package running), though another's examples read a

@@ -48,26 +48,40 @@ def unknown_cause() -> CauseResult:
 
 def guess_advice(
     kb: CompiledKB, guess: Guess | None, unclaimed: UnclaimedErrors, lead: ErrorLine, context: JobContext
-) -> tuple[list[CauseResult], list[FixResult]]:
+) -> tuple[list[CauseResult], list[FixResult], str]:
     """A guess's causes and fixes: a close entry's (marked as borrowed), else what a close reported
     failure's thread found, else the package whose code raised the error, else the guessed family's
-    rule. Where nothing lent a fix, updating that package comes first, then the family rule's fixes."""
+    rule. Where nothing lent a fix, updating that package comes first, then the family rule's fixes.
+    The last item says where the advice came from when the causes' titles do not (a sentence, or "")."""
     borrowed = _borrowed_entry(kb, guess)
     causes, fixes = _advice(kb, borrowed, context) if borrowed is not None else _reported_advice(kb, guess)
     suspect, update = culprit_advice([line for _, line in unclaimed.frames], lead.line, context)
     if fixes:
-        return causes, fixes + update
+        lent = f"Its causes and fixes are those of {kb.entries[borrowed].id}." if borrowed is not None else ""
+        return causes, fixes + update, lent
     family = _family_rule(kb, guess, lead, context)
+    if family is None:
+        return causes, update, ""
+    rule = family[0]
     if [cause.id for cause in causes] == ["unknown"]:
         if suspect is not None:
             causes = [suspect, replace(causes[0], probability=round(1.0 - suspect.probability, 3))]
-        elif family is not None:
+        else:
             # Leave-thread-out on the train split: top causes 23 -> 25 and fixes 14 -> 15 of the 70
             # confirmed-fix cases; a family's generic causes say more than "not known".
-            return _advice(kb, family, context)
+            return (*_advice(kb, rule, context), _lent_by_rule(kb, family, "causes and fixes"))
     # A reported failure whose thread confirmed no fix, or only the package known: the family's own
     # fixes after the update (train split, leave-thread-out: fixes 14 -> 17 of 70; 15 with them first).
-    return causes, update + (_advice(kb, family, context)[1] if family is not None else [])
+    lent = _lent_by_rule(kb, family, "fixes after the update" if update else "fixes")
+    return causes, update + _advice(kb, rule, context)[1], lent
+
+
+def _lent_by_rule(kb: CompiledKB, family: tuple[int, float], what: str) -> str:
+    rule, similarity = family
+    return (
+        f"The {what} are those of {kb.entries[rule].id}, the rule of this family whose examples read "
+        f"most alike ({similarity:.0f}% similar): a place to start, not a match."
+    )
 
 
 def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
@@ -85,9 +99,9 @@ def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
     )
 
 
-def _family_rule(kb: CompiledKB, guess: Guess | None, lead: ErrorLine, context: JobContext) -> int | None:
+def _family_rule(kb: CompiledKB, guess: Guess | None, lead: ErrorLine, context: JobContext) -> tuple[int, float] | None:
     """The family rule of the guessed category whose examples read most like the lead error line, with a
-    rule that has fixes made for the job's stack preferred."""
+    rule that has fixes made for the job's stack preferred, and how alike its closest example reads (0-100)."""
     if guess is None:
         return None
     rules = {
@@ -112,7 +126,7 @@ def _family_rule(kb: CompiledKB, guess: Guess | None, lead: ErrorLine, context: 
         best_of,
         key=lambda label: (best_of[label][0] + STACK_BONUS * _made_for(kb, rules[label], context), -best_of[label][1]),
     )
-    return rules[best]
+    return rules[best], best_of[best][0]
 
 
 def _made_for(kb: CompiledKB, index: int, context: JobContext) -> float:

@@ -86,7 +86,7 @@ def diagnose_unclaimed(
     category = guess.category if guess else "other"
     strength = guess.share * max(0.0, guess.score - 55.0) / 45.0 if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
-    causes, fixes = guess_advice(kb, guess, unclaimed, lead, context)
+    causes, fixes, lent = guess_advice(kb, guess, unclaimed, lead, context)
     primary = Diagnosis(
         id=ID,
         category=category,
@@ -94,7 +94,7 @@ def diagnose_unclaimed(
         severity="warning" if stalled else "error",
         confidence=confidence,
         score=round(confidence, 3),
-        summary=_summary(guess, category, quiet) + _codes_text(decoded),
+        summary=" ".join(filter(None, [_summary(guess, category, quiet) + _codes_text(decoded), lent])),
         generic=True,
         evidence=[e.line for e in telling[:4]],
         evidence_count=sum(e.count for e in telling),
