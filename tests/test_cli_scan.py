@@ -55,6 +55,23 @@ def test_nothing_found_exits_0(tmp_path):
     assert "No known failure" in proc.stdout.decode()
 
 
+def test_warnings_alone_are_no_failure_to_exit_on(tmp_path):
+    # A healthy run that falls back to the CPU for one op is diagnosed, as a warning, and exits 0:
+    # a CI step must not fail on it.
+    path = tmp_path / "slow.log"
+    fallback = (
+        "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is not currently "
+        "supported on the NPU backend and will fall back to run on the CPU. This may have performance implications."
+    )
+    path.write_text(f"step 1 loss 2.3\n{fallback}\nstep 2 loss 2.2\n")
+    proc = triage("scan", "--json", str(path))
+    diagnoses = json.loads(proc.stdout)["diagnoses"]
+    assert diagnoses and {d["severity"] for d in diagnoses} == {"warning"}
+    assert proc.returncode == 0, proc.stderr
+    path.write_text(f"{fallback}\nRuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    assert triage("scan", str(path)).returncode == 1
+
+
 def test_json_contract(oom_log):
     proc = triage("scan", "--json", str(oom_log))
     data = json.loads(proc.stdout)
