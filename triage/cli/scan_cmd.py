@@ -7,12 +7,12 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from triage.engine.correlate import FAILURE_SEVERITIES
 from triage.sources import expand_directories
 from triage.cli.common import (
     EXIT_FOUND,
     EXIT_OK,
     EXIT_USAGE,
+    failure_found,
     add_kb_options,
     load_scan_kb,
     positive_float,
@@ -136,10 +136,7 @@ def run(args: argparse.Namespace) -> int:
             report_written = False
     if not report_written:
         code = EXIT_USAGE  # a CI step that asked for the report must not pass without it, --exit-zero or not
-    elif any(d.severity in FAILURE_SEVERITIES for d in result.diagnoses):
-        # Warnings alone (a CPU fallback, a stall guessed at) say a healthy run may be slow, not that
-        # it failed: on the test split's healthy logs 4 of 68 exit 1 this way, 10 with them, and every
-        # failure log that exits 1 with them does without.
+    elif failure_found(result.diagnoses):
         code = EXIT_OK if args.exit_zero else EXIT_FOUND
     else:
         code = EXIT_USAGE if errors and len(errors) >= inputs else EXIT_OK

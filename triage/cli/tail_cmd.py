@@ -6,7 +6,16 @@ import argparse
 import signal
 import time
 
-from triage.cli.common import EXIT_FOUND, EXIT_OK, EXIT_USAGE, add_kb_options, load_scan_kb, positive_float, warn
+from triage.cli.common import (
+    EXIT_FOUND,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_kb_options,
+    failure_found,
+    load_scan_kb,
+    positive_float,
+    warn,
+)
 
 SEVERITIES = ("critical", "error", "warning", "info")
 """Worst first, as `--exit-on` reads them."""
@@ -21,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "pick up files that appear later, e.g. one log per rank) and print each diagnosis as soon as "
         "its evidence appears, then an update whenever its rank, role or likely cause changes. "
         "Ctrl-C prints a summary.",
-        epilog="Exit codes: 0 nothing found, 1 at least one diagnosis (or --exit-on met), 2 usage error. "
+        epilog="Exit codes: 0 no failure found (warnings at most), 1 at least one failure diagnosed (or --exit-on met), "
+        "2 usage error. "
         "Example: triage tail --exit-on error 'logs/rank_*.log' '~/ascend/log/debug/plog/*'",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH|GLOB", help="log files, or quoted glob patterns")
@@ -90,4 +100,4 @@ def run(args: argparse.Namespace) -> int:
     follower.close()
     summary = live.summary()
     printer(summary)
-    return EXIT_FOUND if summary.result is not None and summary.result.diagnoses else EXIT_OK
+    return EXIT_FOUND if summary.result is not None and failure_found(summary.result.diagnoses) else EXIT_OK
