@@ -89,6 +89,19 @@ def test_fixes_for_another_stack_are_dropped_and_applied_ones_said():
     ]
 
 
+def test_where_the_log_shows_no_stack_fixes_for_any_stack_come_first():
+    causes = [CauseResult(id="op-bug", title="", probability=0.7), CauseResult(id="index", title="", probability=0.3)]
+    fixes = [
+        {"title": "Upgrade vLLM-Ascend", "addresses": ["op-bug"], "applies_to": {"workload": ["vllm"]}},
+        {"title": "Check index ranges", "addresses": ["index"]},
+        {"title": "Upgrade torch_npu with its CANN", "addresses": ["op-bug"]},
+    ]
+    unknown = [fix.title for fix in order_fixes(fixes, causes, JobContext())[0]]
+    assert unknown == ["Upgrade torch_npu with its CANN", "Check index ranges", "Upgrade vLLM-Ascend"]
+    on_vllm = [fix.title for fix in order_fixes(fixes, causes, context_of("vllm serve /models/x"))[0]]
+    assert on_vllm[0] == "Upgrade vLLM-Ascend"
+
+
 def test_a_timeout_already_as_long_as_the_fix_is_applied():
     context = context_of("export HCCL_CONNECT_TIMEOUT=3600", "HCCL_EXEC_TIMEOUT=600")
     assert context.applied({"HCCL_CONNECT_TIMEOUT": "1800"})
