@@ -126,6 +126,23 @@ from triage.results import Diagnosis, EvidenceLine
         ("CAUTION: The operator 'aten::foo' is not currently supported on the NPU backend", SYMPTOM, None),
         # GGML_ABORT at its source location (gpustack/gpustack#755)
         ("/home/runner/work/llama-box/llama.cpp/ggml/src/ggml-cann/ggml-cann.cpp:63: CANN error", LEVEL, None),
+        # pydantic's ValidationError (vLLM's config checks): the detail line says what failed, the header wraps it
+        (
+            "(APIServer pid=1)   Value error, max_num_batched_tokens (2048) is smaller than max_model_len (32768). "
+            "[type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+            EXCEPTION,
+            "ValidationError: max_num_batched_tokens (2048) is smaller than max_model_len (32768).",
+        ),
+        (
+            "  Assertion failed, tp must divide heads [type=assertion_error, input_value=1]",
+            EXCEPTION,
+            "ValidationError: tp must divide heads",
+        ),
+        (
+            "(APIServer pid=1) pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
+            TRACEBACK,
+            None,
+        ),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):
@@ -180,7 +197,10 @@ def test_a_guess_is_titled_by_the_exception_and_what_it_says(scan_text):
         "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
         "  Value error, Model architectures ['FooForCausalLM'] failed to be inspected.\n"
     )
-    assert result.diagnoses[0].title == "Unrecognised ValidationError: 1 validation error for ModelConfig"
+    # pydantic's header only wraps what failed: the line under it is the error raised.
+    assert result.diagnoses[0].title == (
+        "Unrecognised ValidationError: Model architectures ['FooForCausalLM'] failed to be inspected."
+    )
     # torch_npu's wrapper sentence says where to look and only then which operator: the title names it.
     wrapper = scan_text(
         "RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the "

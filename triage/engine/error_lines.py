@@ -33,6 +33,12 @@ _QUALIFIED_EXCEPTION = re.compile(r"^ ?((?:[a-z_]\w*\.)+[A-Z]\w*):\s")
 """A raised class of any name, as a traceback's last line prints it with its module (`pyarrow.lib.ArrowInvalid:
 ...`, `subprocess.TimeoutExpired: ...`, `__main__.TooFewObj: ...`): at the start of the message, where
 a traceback puts it (after a launcher's prefix and its space), never indented like its code lines."""
+_VALIDATION_DETAIL = re.compile(r"^\s*(?:Value error|Assertion failed), (\S.*?)(?: \[type=[a-z_]+[,\]].*)?$")
+"""The line under pydantic's `ValidationError: 1 validation error for ModelConfig` that says what is
+wrong (vLLM's and sglang's config checks): `  Value error, max_num_batched_tokens (2048) is smaller than
+max_model_len (32768). [type=value_error, input_value=...]`. Its message is the error raised (read as
+`ValidationError: <message>`); the header only wraps it."""
+_VALIDATION_HEADER = re.compile(r"ValidationError: \d+ validation errors? for ")
 _CODE = re.compile(
     r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
     r"|(?i:\b(?:error[ _]?code|ret(?:urn)?[ _]?code|errno|error_code|ret)\s*(?:is\s*)?[=:\[]?\s*(?:is\s*)?-?(?:0x[0-9a-f]*[1-9a-f][0-9a-f]*|[1-9]\d{2,}))"
@@ -135,6 +141,7 @@ def _for_lowered(source: str) -> re.Pattern[str]:
 
 
 _KINDS: tuple[tuple[str, re.Pattern[str] | str], ...] = (
+    (EXCEPTION, _VALIDATION_DETAIL),
     (EXCEPTION, _EXCEPTION),
     (EXCEPTION, _QUALIFIED_EXCEPTION),
     (CODE, _CODE),
@@ -180,6 +187,8 @@ def error_kind(text: str) -> str | None:
     kind = next(
         (kind for kind, pattern, on_lowered in _JUDGED if pattern.search(lowered if on_lowered else rest)), None
     )
+    if kind == EXCEPTION and _VALIDATION_HEADER.search(rest):
+        return TRACEBACK  # the detail line under it says what failed; alone, it still says the job raised
     if prefix is None:
         return kind
     if kind == SYMPTOM and _QUIET_LEVEL.search(prefix.group()):
@@ -214,11 +223,14 @@ def message_of(text: str) -> str:
     name on, if it has one."""
     if text.endswith("cluster]"):
         text = _RAY_REPEATS.sub("", text)
+    stripped = _PREFIX.sub("", text, count=1)
+    detail = _VALIDATION_DETAIL.match(stripped)
+    if detail:
+        return f"ValidationError: {detail.group(1)}"
     found = _EXCEPTION.search(text)
     if found:
         return text[found.start(1) :].strip()
-    stripped = _PREFIX.sub("", text, count=1).strip()
-    return stripped or text.strip()
+    return stripped.strip() or text.strip()
 
 
 def exception_name(text: str) -> str | None:
