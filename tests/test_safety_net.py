@@ -143,6 +143,8 @@ from triage.results import Diagnosis, EvidenceLine
             TRACEBACK,
             None,
         ),
+        # an uncaught C++ exception's message, under "terminate called after throwing an instance of ..."
+        ("  what():  vector::reserve", EXCEPTION, "vector::reserve"),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):

@@ -55,7 +55,7 @@ TRIGGER_PATTERNS: tuple[str, ...] = (
     r"invalid",
     r"illegal",
     r"deadlock",
-    r"exit ?code|exit status|terminate called",
+    r"exit ?code|exit status|terminate called|\bwhat\(\):",
     *(
         # Chinese error words, in UTF-8 and as GBK bytes (Chinese-locale CANN logs): error, failed,
         # reported an error, exception.

@@ -38,6 +38,10 @@ _VALIDATION_DETAIL = re.compile(r"^\s*(?:Value error|Assertion failed), (\S.*?)(
 wrong (vLLM's and sglang's config checks): `  Value error, max_num_batched_tokens (2048) is smaller than
 max_model_len (32768). [type=value_error, input_value=...]`. Its message is the error raised (read as
 `ValidationError: <message>`); the header only wraps it."""
+_CPP_WHAT = re.compile(r"^\s*what\(\):\s+(\S.*)$")
+"""The message of an uncaught C++ exception, under `terminate called after throwing an instance of
+'c10::Error'` (`  what():  vector::reserve`, a torch_npu or HCCL error, OpenCV's CANN backend): it says
+what failed, the terminate line only how the process ended."""
 _VALIDATION_HEADER = re.compile(r"ValidationError: \d+ validation errors? for ")
 _CODE = re.compile(
     r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
@@ -142,6 +146,7 @@ def _for_lowered(source: str) -> re.Pattern[str]:
 
 _KINDS: tuple[tuple[str, re.Pattern[str] | str], ...] = (
     (EXCEPTION, _VALIDATION_DETAIL),
+    (EXCEPTION, _CPP_WHAT),
     (EXCEPTION, _EXCEPTION),
     (EXCEPTION, _QUALIFIED_EXCEPTION),
     (CODE, _CODE),
@@ -227,6 +232,9 @@ def message_of(text: str) -> str:
     detail = _VALIDATION_DETAIL.match(stripped)
     if detail:
         return f"ValidationError: {detail.group(1)}"
+    what = _CPP_WHAT.match(stripped)
+    if what:
+        return what.group(1).strip()
     found = _EXCEPTION.search(text)
     if found:
         return text[found.start(1) :].strip()
