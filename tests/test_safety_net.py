@@ -24,7 +24,7 @@ from triage.engine.error_lines import (
 from triage.engine.nearest import WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
 from triage.engine import error_lines, guess_advice
-from triage.engine.guess_advice import REPORTED_PRECISION
+from triage.engine.guess_advice import NAMED_REPORTED_PRECISION, REPORTED_PRECISION
 from triage.engine.safety_net import (
     MAX_CONFIDENCE,
     MIN_CONFIDENCE,
@@ -452,14 +452,29 @@ def test_a_guess_lends_what_the_closest_reported_failures_thread_found(engine_kb
     assert guess.guess and guess.category == "npu_oom"
     assert guess.causes[0].title.endswith("The frobnicator pool was too small for the batch.")
     assert thread in guess.causes[0].how_to_tell and guess.causes[1].id == "unknown"
-    # Alike error lines often fail for different reasons: the lent cause claims less than the likeness.
+    # Alike error lines often fail for different reasons: the lent cause claims less than the likeness,
+    # and far less when the lines share only an exception's common words, not a name.
     similar = float(guess.causes[0].how_to_tell.split("%")[0].rsplit(" ", 1)[1])
-    assert guess.causes[0].probability == round(similar / 100 * REPORTED_PRECISION, 3) < similar / 100
+    assert "name the same" in guess.causes[0].how_to_tell and "frobnicator" in guess.causes[0].how_to_tell
+    assert guess.causes[0].probability == round(similar / 100 * NAMED_REPORTED_PRECISION, 3) < similar / 100
     [fix] = [f for f in guess.fixes if f.kind == "fix"]
     assert fix.description == "Set FROB_POOL=2G." and fix.confirmed_by == [thread]
     # Without the cases' table (another KB set), the guess knows no cause.
     bare = diagnose_unclaimed(dataclasses.replace(kb, cases=()), unclaimed, JobContext())[0]
     assert [c.id for c in bare.causes] == ["unknown"] and not [f for f in bare.fixes if f.kind == "fix"]
+
+
+def test_only_names_that_few_known_failures_print_tell_two_alike_errors_apart():
+    # Twelve reported failures share an exception's template; each names its own attribute.
+    names = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split()
+    index = NeighbourIndex(
+        tuple((f"attributeerror: 'model' object has no attribute '{name}'", "other", f"case:{name}") for name in names)
+    )
+    named = index.rare_words_shared("case:delta", "AttributeError: 'Config' object has no attribute 'delta'")
+    assert named == {"delta"}
+    # The template's words, and the exception's class however rare, say nothing of which failure it is.
+    assert index.rare_words_shared("case:delta", "AttributeError: 'model' object has no attribute 'size'") == set()
+    assert REPORTED_PRECISION < NAMED_REPORTED_PRECISION
 
 
 def test_how_often_a_family_fails_breaks_ties_the_lines_leave_open():

@@ -50,7 +50,13 @@ PRIOR_WEIGHT = 1.0
 counts in the vote: how often a family fails at all breaks ties that the lines leave open. Chosen
 leave-thread-out on the train split: 0.5 / 1.0 / 1.5 / 2.5 gave top-1 74.2 / 74.9 / 74.7 / 74.2%,
 top-3 85.1 / 86.3 / 86.0 / 84.8% (73.9% / 83.9% without)."""
+RARE_WORD_FAILURES = 10
+"""A word that at most this many known failures (KB entries, reported cases) use is a name, not a
+template's word: `'frobcontext' object has no attribute 'num_tokens'` reads like every AttributeError,
+and only its rare words say which failure it is."""
 _TOKEN = re.compile(r"[a-z][a-z0-9_]{2,}")
+_CLASS_WORD = re.compile(r"(?:error|exception|warning|failure|fault|failed)$")
+"""The word of an exception's class (`validationerror`) belongs to its template, however rare."""
 _STOP = frozenset(
     "the and for with from this that not are was were has have had you your can could should would will "
     "line file none true false self return".split()
@@ -127,6 +133,21 @@ class NeighbourIndex:
 
     def __len__(self) -> int:
         return len(self._neighbours)
+
+    def rare_words_shared(self, label: str, message: str) -> set[str]:
+        """The rare words (see RARE_WORD_FAILURES) that an error message shares with the lines of a
+        known failure (`case:<id>`, `entry:<id>`): names it and that failure both print, beyond the
+        words of an exception's template."""
+        counts, _, _ = self._word_model
+        words = {
+            word
+            for word in tokens(template(message))
+            if not _CLASS_WORD.search(word) and sum(seen[word] for seen in counts.values()) <= RARE_WORD_FAILURES
+        }
+        if not words:
+            return set()
+        own = _documents(row for row in self._documents if row[2].removesuffix(FRAMES_SUFFIX) == label)
+        return {word for _, known in own.values() for word in words & known}
 
     def without(self, labels: frozenset[str]) -> NeighbourIndex:
         """The index less the documents of these labels (`case:<id>`, `entry:<id>`): the evaluation
