@@ -228,6 +228,7 @@ def message_of(text: str) -> str:
     name on, if it has one."""
     if text.endswith("cluster]"):
         text = _RAY_REPEATS.sub("", text)
+    # The detail lines first: their message may hold a class's name ("what():  NNAdapter C++ Exception:").
     stripped = _PREFIX.sub("", text, count=1)
     detail = _VALIDATION_DETAIL.match(stripped)
     if detail:
