@@ -42,6 +42,8 @@ _CPP_WHAT = re.compile(r"^\s*what\(\):\s+(\S.*)$")
 """The message of an uncaught C++ exception, under `terminate called after throwing an instance of
 'c10::Error'` (`  what():  vector::reserve`, a torch_npu or HCCL error, OpenCV's CANN backend): it says
 what failed, the terminate line only how the process ended."""
+_DETAIL_MARKS = ("Value error, ", "Assertion failed, ", "what():")
+"""What a detail line above holds, tested before its prefix is stripped: most error lines hold none."""
 _VALIDATION_HEADER = re.compile(r"ValidationError: \d+ validation errors? for ")
 _CODE = re.compile(
     r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
@@ -228,18 +230,19 @@ def message_of(text: str) -> str:
     name on, if it has one."""
     if text.endswith("cluster]"):
         text = _RAY_REPEATS.sub("", text)
-    # The detail lines first: their message may hold a class's name ("what():  NNAdapter C++ Exception:").
-    stripped = _PREFIX.sub("", text, count=1)
-    detail = _VALIDATION_DETAIL.match(stripped)
-    if detail:
-        return f"ValidationError: {detail.group(1)}"
-    what = _CPP_WHAT.match(stripped)
-    if what:
-        return what.group(1).strip()
+    if any(mark in text for mark in _DETAIL_MARKS):
+        # The detail lines first: their message may hold a class's name ("what():  NNAdapter C++ Exception:").
+        stripped = _PREFIX.sub("", text, count=1)
+        detail = _VALIDATION_DETAIL.match(stripped)
+        if detail:
+            return f"ValidationError: {detail.group(1)}"
+        what = _CPP_WHAT.match(stripped)
+        if what:
+            return what.group(1).strip()
     found = _EXCEPTION.search(text)
     if found:
         return text[found.start(1) :].strip()
-    return stripped.strip() or text.strip()
+    return _PREFIX.sub("", text, count=1).strip() or text.strip()
 
 
 def exception_name(text: str) -> str | None:
