@@ -196,3 +196,46 @@ def test_a_fix_for_other_versions_is_left_out_and_said():
             "max_split_size_mb",
         ]
     assert old.fits({"versions": {"driver": "<23"}, "workload": []}) is True
+
+
+@pytest.mark.parametrize(
+    ("line", "runtimes"),
+    [
+        (
+            "[ERROR] DEVICE(246,ffff807c8ac0,python):2023-08-10 [mindspore/ccsrc/runtime/device/kernel_runtime.cc:123]",
+            {"mindspore"},
+        ),
+        ('  File "/root/mindocr/tools/train.py", line 12, in <module>', {"mindspore"}),
+        ('  File "/usr/lib/python3.9/site-packages/paddle/base/framework.py", line 4, in f', {"paddle"}),
+        ("ggml_cann_init: device 0", {"llama.cpp"}),
+        ("(VllmWorker rank=0 pid=1) INFO vllm serve", {"torch"}),
+        ('  File "/usr/lib/python3.10/site-packages/torch_npu/npu/utils.py", line 4, in f', {"torch"}),
+        ('  File "/src/kernels/op_kernel/add_custom.cpp", line 9', set()),
+    ],
+)
+def test_the_runtime_a_job_runs_on_is_read_from_its_frameworks(line, runtimes):
+    assert context_of(line).runtimes == runtimes
+
+
+def test_a_torch_fix_is_dropped_only_where_the_log_shows_another_runtime():
+    causes = [CauseResult(id="frag", title="", probability=0.9), CauseResult(id="budget", title="", probability=0.1)]
+    fixes = [
+        {"title": "Expandable segments", "addresses": ["frag"], "applies_to": {"runtime": ["torch"]}},
+        {"title": "Cap MindSpore's device memory", "addresses": ["budget"], "applies_to": {"workload": ["mindspore"]}},
+        {"title": "Smaller batch", "addresses": ["budget"]},
+    ]
+
+    def offered(*lines: str) -> list[str]:
+        return [fix.title for fix in order_fixes(fixes, causes, context_of(*lines))[0]]
+
+    mindspore = "[ERROR] ME(1234:281473,MainProcess):2024-01-01 [mindspore/common/api.py:10] Out of Memory!!!"
+    assert offered(mindspore) == ["Cap MindSpore's device memory", "Smaller batch"]
+    # Most jobs run on PyTorch and few logs say so: where the log is silent a torch fix keeps its
+    # place by its cause, and a fix for another runtime comes last.
+    assert offered("RuntimeError: out of memory") == [
+        "Expandable segments",
+        "Smaller batch",
+        "Cap MindSpore's device memory",
+    ]
+    torch = '  File "/usr/lib/python3.10/site-packages/torch_npu/npu/memory.py", line 4, in f'
+    assert offered(torch) == ["Expandable segments", "Smaller batch"]

@@ -251,3 +251,11 @@ def test_a_pattern_that_matches_a_harmless_line_is_found(tmp_path):
     found = [f for f in report.findings if f.validator == "harmless_cause_lines"]
     assert [(f.entry_id, f.severity) for f in found] == [("loose-cause", "warning")]
     assert "cause 'busy' evidence" in found[0].message and "warnings.log:1" in found[0].message
+
+
+def test_a_fix_that_sets_a_torch_npu_setting_must_say_it_is_for_pytorch_jobs(tmp_path):
+    fix = {"title": "Expandable segments", "env": {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}}
+    write_entry(tmp_path, entry_data("torch-only", fixes=[fix]))
+    assert "applies_to: {runtime: [torch]}" in errors_of(validate(tmp_path), "torch_fixes")[0].message
+    write_entry(tmp_path, entry_data("torch-only", fixes=[{**fix, "applies_to": {"runtime": ["torch"]}}]))
+    assert not errors_of(validate(tmp_path), "torch_fixes")

@@ -33,6 +33,9 @@ def order_fixes(
             shown = ", ".join(f"{name} {context.versions[name]}" for name in ranges if name in context.versions)
             notes.append(f"not for the versions this job runs ({shown}): {result.title}")
             continue
+        runtime = (fix.get("applies_to") or {}).get("runtime")
+        if runtime and context.fits({"runtime": runtime}) is False:
+            continue
         applies_to = declared_stacks(fix)
         fits = context.fits(applies_to) if applies_to else None
         if fits is False:
@@ -53,6 +56,8 @@ def order_fixes(
 
 
 def declared_stacks(fix: dict[str, Any]) -> dict[str, list[str]]:
-    """The stacks a KB fix declares it is for (`applies_to`), without the dimensions it leaves empty
-    and without its version ranges (a range says which releases it needs, not whose job it is for)."""
-    return {k: v for k, v in (fix.get("applies_to") or {}).items() if v and k != "versions"}
+    """The stacks a KB fix declares it is for (`applies_to`), without the dimensions it leaves empty,
+    its version ranges (a range says which releases it needs, not whose job it is for) and its runtime
+    (most jobs run on PyTorch and few logs say so: a torch fix is no guess at the stack where the log
+    is silent, and is dropped only where another runtime shows)."""
+    return {k: v for k, v in (fix.get("applies_to") or {}).items() if v and k not in ("versions", "runtime")}

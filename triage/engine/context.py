@@ -45,6 +45,7 @@ WORKLOAD_PATTERNS: tuple[tuple[str, str], ...] = (
     ("comfyui", r"comfyui|\bcomfy[/.]"),
     ("diffusers", r"\bdiffusers\b"),
     ("paddle", r"\bpaddle(?:paddle|nlp|ocr|x|[_-]?lite|[_-]?custom[_-]?device)?\b|\bfastdeploy\b|\bnnadapter\b"),
+    ("mindspore", r"\bmindspore\b|\bmind(?:formers|ocr|yolo|nlp|one|rlhf)\b|\bmsadapter\b"),
     # Triton on an NPU is triton-ascend: its compiler stages name themselves.
     (
         "triton-ascend",
@@ -100,9 +101,11 @@ SERVING = frozenset({"vllm", "vllm-ascend", "sglang", "mindie", "lmdeploy", "lla
 TRAINING = frozenset({"hf-trainer", "llamafactory", "ms-swift", "deepspeed", "megatron", "mindspeed", "verl"})
 GROUPS = {"serving": SERVING, "training": TRAINING}
 IMPLIES = {"vllm-ascend": "vllm", "llamafactory": "hf-trainer", "ms-swift": "hf-trainer", "mindspeed": "megatron"}
-NOT_ON_TORCH = frozenset({"llama.cpp", "paddle"})
+NOT_ON_TORCH = frozenset({"llama.cpp", "paddle", "mindspore"})
 """Workloads that run on their own runtime, not PyTorch: a log that shows torch_npu or torch's own
 files and names no workload is still not one of these, so their fixes do not fit it."""
+NO_RUNTIME = frozenset({"custom-kernel", "triton-ascend"})
+"""Workloads that say nothing of the framework around them (a kernel is built and run from any)."""
 TORCH_PATTERN = r"torch[_-]npu|[/\\]torch[/\\]"
 MAX_LINES = 4096
 """Context is decided by the first lines that show it; after this many the rest only cost time."""
@@ -139,8 +142,16 @@ class JobContext:
         specific = [w for w in self.workloads if w not in implied and w != "custom-kernel"]
         return (specific or self.workloads)[0]
 
+    @property
+    def runtimes(self) -> set[str]:
+        """The frameworks whose runtime the job runs on, as the log shows them: `torch` for torch_npu,
+        torch's own files or a workload built on PyTorch, else the workload that has its own runtime
+        (paddle, mindspore, llama.cpp)."""
+        shown = {w if w in NOT_ON_TORCH else "torch" for w in self.workloads if w not in NO_RUNTIME}
+        return shown | ({"torch"} if self.runtime == "torch" else set())
+
     def shows(self, dimension: str) -> set[str]:
-        """The values the log shows for a dimension of `applies_to` (workload, launcher, soc)."""
+        """The values the log shows for a dimension of `applies_to` (workload, launcher, soc, runtime)."""
         if dimension == "workload":
             shown = set(self.workloads) | {IMPLIES[w] for w in self.workloads if w in IMPLIES}
             return shown | {group for group, members in GROUPS.items() if shown & members}
@@ -148,6 +159,8 @@ class JobContext:
             return {self.launcher} if self.launcher else set()
         if dimension == "soc":
             return {self.soc.lower()} if self.soc else set()
+        if dimension == "runtime":
+            return self.runtimes
         return set()
 
     def observe(self, text: str) -> None:

@@ -58,6 +58,11 @@ PACKAGES: dict[str, Package] = {
     "triton": Package("triton-ascend", ("pip install -U triton-ascend",), "the release paired with your CANN"),
     "deepspeed": Package("DeepSpeed", ("pip install -U deepspeed",)),
     "paddle": Package("PaddlePaddle and paddle-custom-npu", ("pip install -U paddlepaddle paddle-custom-npu",)),
+    "mindspore": Package(
+        "MindSpore",
+        ("pip install mindspore==<the release paired with your CANN>",),
+        "the release paired with your CANN",
+    ),
 }
 """Packages whose name or update is not simply `pip install -U <directory name>`."""
 _WORKLOAD_PACKAGES = {
@@ -71,6 +76,7 @@ _WORKLOAD_PACKAGES = {
     "mindspeed": "mindspeed",
     "triton-ascend": "triton",
     "paddle": "paddle",
+    "mindspore": "mindspore",
 }
 _WORKLOADS_BUILT = {
     "llama.cpp": Package("llama.cpp", ("git pull && cmake -B build -DGGML_CANN=on && cmake --build build -j",)),

@@ -181,13 +181,19 @@ class Context(_Strict):
     workload: list[str] = Field(
         default_factory=list,
         description="Frameworks, e.g. vllm, vllm-ascend, sglang, mindie, lmdeploy, llamafactory, ms-swift, hf-trainer, "
-        "deepspeed, megatron, mindspeed, verl, llama.cpp, comfyui, diffusers, paddle, triton-ascend, custom-kernel, "
+        "deepspeed, megatron, mindspeed, verl, llama.cpp, comfyui, diffusers, paddle, mindspore, triton-ascend, custom-kernel, "
         "or the groups serving / training.",
     )
     launcher: list[str] = Field(
         default_factory=list, description="torchrun, deepspeed, accelerate, mpirun, ray, msrun."
     )
     soc: list[str] = Field(default_factory=list, description="SoC name prefixes, e.g. Ascend910B, Ascend310P.")
+    runtime: list[Literal["torch", "mindspore", "paddle", "llama.cpp"]] = Field(
+        default_factory=list,
+        description="The framework runtime the fix works through: `torch` for a fix that sets a torch_npu"
+        " setting, calls torch / torch_npu or builds a PyTorch extension; dropped where the log shows the job"
+        " runs on another one only (a MindSpore or Paddle job gets no PYTORCH_NPU_ALLOC_CONF).",
+    )
     versions: dict[VersionedPackage, VersionRange] = Field(
         default_factory=dict,
         description='Version ranges by package, e.g. {driver: ">=23.0.0"} or {torch_npu: ">=2.1,<2.6"}: only'

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -158,6 +159,29 @@ class PlaceholderValidator(Validator):
             yield self.finding(target, message, "status", severity="error")
 
 
+class TorchFixValidator(Validator):
+    name = "torch_fixes"
+    description = "a fix that sets a torch_npu setting or runs torch code says it is for PyTorch jobs"
+
+    def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
+        for index, fix in enumerate(target.entry.fixes):
+            if fix.applies_to.runtime or fix.applies_to.workload:
+                continue
+            torch_env = [name for name in fix.env if _TORCH_ENV.match(name)]
+            torch_code = fix.code is not None and bool(_TORCH_CODE.search(fix.code.after))
+            if torch_env or torch_code:
+                what = f"sets {', '.join(torch_env)}" if torch_env else "its code calls torch"
+                message = (
+                    f"fix '{fix.title}' {what}: add `applies_to: {{runtime: [torch]}}` so that MindSpore,"
+                    " Paddle and llama.cpp jobs are not offered it"
+                )
+                yield self.finding(target, message, "fixes", index)
+
+
+_TORCH_ENV = re.compile(r"PYTORCH_|TORCH_")
+_TORCH_CODE = re.compile(r"\btorch(?:_npu)?\.|\bimport torch\b")
+
+
 class DraftValidator(Validator):
     name = "draft"
     description = "the entry is finished: status `draft` ranks below curated entries (--strict refuses it)"
@@ -305,6 +329,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     ReferencesValidator,
     PlaceholderValidator,
     DraftValidator,
+    TorchFixValidator,
     OverlapValidator,
     HealthyLogsValidator,
     HoneypotValidator,
