@@ -254,6 +254,7 @@ class JobContext:
             "soc": self.soc,
             "env": dict(self.env),
             "runtime": self.runtime,
+            "runtimes": sorted(self.runtimes),
         }
 
 
