@@ -210,6 +210,12 @@ def test_a_fix_for_other_versions_is_left_out_and_said():
         ("ggml_cann_init: device 0", {"llama.cpp"}),
         ("(VllmWorker rank=0 pid=1) INFO vllm serve", {"torch"}),
         ('  File "/usr/lib/python3.10/site-packages/torch_npu/npu/utils.py", line 4, in f', {"torch"}),
+        # ModelArts names its conda env "MindSpore" whatever runs in it; PaddleDetection calls trainer.train too.
+        (
+            '  File "/home/ma-user/anaconda3/envs/MindSpore/lib/python3.9/site-packages/torch_npu/x.py", line 1',
+            {"torch"},
+        ),
+        ("    trainer.train(FLAGS.eval)", set()),
         ('  File "/src/kernels/op_kernel/add_custom.cpp", line 9', set()),
     ],
 )

@@ -40,12 +40,13 @@ WORKLOAD_PATTERNS: tuple[tuple[str, str], ...] = (
     ("mindspeed", r"\bmindspeed"),
     ("megatron", r"\bmegatron\b"),
     ("deepspeed", r"\bdeepspeed\b"),
-    ("hf-trainer", r"transformers/trainer\.py|\bTrainer\.train\b|trainer\.train\(\)|\bTrainingArguments\b"),
+    ("hf-trainer", r"transformers/trainer\.py|\b(?-i:Trainer)\.train\b|trainer\.train\(\)|\bTrainingArguments\b"),
     ("llama.cpp", r"llama\.cpp|\bggml\b|ggml[_-]cann|llama-(?:cli|server|bench)"),
     ("comfyui", r"comfyui|\bcomfy[/.]"),
     ("diffusers", r"\bdiffusers\b"),
     ("paddle", r"\bpaddle(?:paddle|nlp|ocr|x|[_-]?lite|[_-]?custom[_-]?device)?\b|\bfastdeploy\b|\bnnadapter\b"),
-    ("mindspore", r"\bmindspore\b|\bmind(?:formers|ocr|yolo|nlp|one|rlhf)\b|\bmsadapter\b"),
+    # The package in lower case: ModelArts images name their conda env "MindSpore" whatever runs in it.
+    ("mindspore", r"\b(?-i:mindspore)\b|\bmind(?:formers|ocr|yolo|nlp|one|rlhf)\b|\bmsadapter\b"),
     # Triton on an NPU is triton-ascend: its compiler stages name themselves.
     (
         "triton-ascend",
