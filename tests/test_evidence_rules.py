@@ -301,3 +301,25 @@ def test_what_the_failures_own_lines_say_decides_its_cause(scan_text, log, entry
 
 def _odds(diagnosis) -> list[tuple[str, float]]:
     return [(c.id, c.probability) for c in diagnosis.causes]
+
+
+COMPILER_SEGFAULT = (
+    "Fatal Python error: Segmentation fault\n"
+    "Current thread 0x0000ffff8c1f7020 (most recent call first):\n"
+    '  File "/usr/lib/python3.10/site-packages/triton/backends/ascend/compiler.py", line 124 in ttir_to_linalg\n'
+    '  File "/usr/lib/python3.10/site-packages/triton/compiler/compiler.py", line 285 in compile\n'
+    '  File "/usr/lib/python3.10/site-packages/triton/runtime/jit.py", line 623 in run\n'
+)
+RUNNING_SEGFAULT = (
+    "Fatal Python error: Segmentation fault\n"
+    "Current thread 0x0000ffff8c1f7020 (most recent call first):\n"
+    '  File "/usr/lib/python3.10/site-packages/torch/nn/modules/conv.py", line 456 in _conv_forward\n'
+)
+
+
+def test_a_crash_inside_a_kernel_compiler_is_a_compile_failure(scan_text):
+    # The stack is the compiler's own: the kernel never ran, it did not build.
+    top = scan_text(COMPILER_SEGFAULT).diagnoses[0]
+    assert (top.category, top.causes[0].id) == ("dynamic_shape_compile", "kernel-compiler-crash"), _odds(top)
+    running = scan_text(RUNNING_SEGFAULT).diagnoses[0]
+    assert running.category == "segfault" and running.causes[0].id != "kernel-compiler-crash", _odds(running)
