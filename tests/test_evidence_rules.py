@@ -323,3 +323,14 @@ def test_a_crash_inside_a_kernel_compiler_is_a_compile_failure(scan_text):
     assert (top.category, top.causes[0].id) == ("dynamic_shape_compile", "kernel-compiler-crash"), _odds(top)
     running = scan_text(RUNNING_SEGFAULT).diagnoses[0]
     assert running.category == "segfault" and running.causes[0].id != "kernel-compiler-crash", _odds(running)
+
+
+def test_an_uncaught_cpp_exception_shows_its_what_line(scan_text):
+    # The abort is how the job ended; the what() line under it is the error a reader looks up.
+    log = (
+        "terminate called after throwing an instance of 'std::runtime_error'\n"
+        "  what():  CANN graph check failed in function compileCannGraph\n"
+        "Aborted (core dumped)\n"
+    )
+    wrapper = by_id(scan_text(log), "cpp-uncaught-exception")
+    assert [(e.line, e.supports) for e in wrapper.evidence] == [(1, None), (2, "exception-in-what")]

@@ -184,7 +184,10 @@ def _advice(kb: CompiledKB, borrowed: int, context: JobContext) -> tuple[list[Ca
         )
         for c in sorted(entry.causes, key=lambda c: -c.prior)
     ]
-    # Fixes are ordered by the causes' shares among themselves, as the entry would order them.
-    fixes, _ = order_fixes(list(entry.fixes), causes, context)
+    # Fixes are ordered as the entry would order them with nothing in the log: by its causes' priors.
+    by_prior = [
+        replace(cause, probability=c.prior) for cause, c in zip(causes, sorted(entry.causes, key=lambda c: -c.prior))
+    ]
+    fixes, _ = order_fixes(list(entry.fixes), by_prior, context)
     lent = [replace(cause, probability=round(cause.probability * BORROWED_PRECISION, 3)) for cause in causes]
     return lent + [replace(unknown_cause(), probability=round(1.0 - BORROWED_PRECISION, 3))], fixes
