@@ -571,6 +571,11 @@ def test_a_guess_with_nothing_closer_to_lend_borrows_its_familys_rule(engine_kb,
     assert "causes and fixes are those of family-device-memory-exhausted" in guess.summary
     assert "% similar): a place to start, not a match." in guess.summary
     assert [f for f in guess.fixes if f.kind == "fix"]
+    # A fix made for one framework (MindSpore's memory cap, llama.cpp's offload) is lent only to a job
+    # the log shows is of it: this one says nothing of its stack.
+    assert not [f.title for f in guess.fixes if f.title.startswith(("MindSpore -", "llama.cpp -"))]
+    on_mindspore = diagnose_unclaimed(kb, unclaimed, JobContext(workloads=["mindspore"]))[0]
+    assert any(f.title.startswith("MindSpore -") for f in on_mindspore.fixes)
     # A job whose stack one rule has fixes made for (lmdeploy's cache budget) borrows that rule's fixes
     # (after the update of lmdeploy itself, the package running), though another's examples read a
     # little more alike.

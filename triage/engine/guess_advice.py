@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from triage.engine.advice import declared_stacks, order_fixes
 from triage.engine.compiled import CompiledKB
-from triage.engine.context import JobContext
+from triage.engine.context import GROUPS, JobContext
 from triage.engine.culprit import culprit_advice
 from triage.engine.nearest import Guess
 from triage.engine.normalize import template
@@ -174,6 +174,13 @@ def _reported_advice(kb: CompiledKB, guess: Guess | None, lead: ErrorLine) -> tu
     return causes, fixes
 
 
+def _one_framework(stacks: dict[str, list[str]]) -> bool:
+    """Whether a fix is declared for a single framework (`vllm`, `sglang`, `mindspore`), not a group
+    of jobs (`serving`, `training`) or several frameworks."""
+    workloads = stacks.get("workload", [])
+    return len(workloads) == 1 and workloads[0] not in GROUPS
+
+
 def _advice(kb: CompiledKB, borrowed: int, context: JobContext) -> tuple[list[CauseResult], list[FixResult]]:
     """An entry's causes, lent at BORROWED_PRECISION in all (the rest is left "not known"), and its fixes."""
     entry = kb.entries[borrowed]
@@ -188,6 +195,10 @@ def _advice(kb: CompiledKB, borrowed: int, context: JobContext) -> tuple[list[Ca
     by_prior = [
         replace(cause, probability=c.prior) for cause, c in zip(causes, sorted(entry.causes, key=lambda c: -c.prior))
     ]
-    fixes, _ = order_fixes(list(entry.fixes), by_prior, context)
+    # A guess lends a fix made for one framework only to a job the log shows is of it.
+    made_for_job = [
+        fix for fix in entry.fixes if not _one_framework(declared_stacks(fix)) or context.fits(declared_stacks(fix))
+    ]
+    fixes, _ = order_fixes(made_for_job, by_prior, context)
     lent = [replace(cause, probability=round(cause.probability * BORROWED_PRECISION, 3)) for cause in causes]
     return lent + [replace(unknown_cause(), probability=round(1.0 - BORROWED_PRECISION, 3))], fixes
