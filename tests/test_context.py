@@ -245,3 +245,18 @@ def test_a_torch_fix_is_dropped_only_where_the_log_shows_another_runtime():
     ]
     torch = '  File "/usr/lib/python3.10/site-packages/torch_npu/npu/memory.py", line 4, in f'
     assert offered(torch) == ["Expandable segments", "Smaller batch"]
+
+
+def test_a_fix_for_a_cause_the_log_gives_no_reason_to_suspect_comes_last():
+    causes = [
+        CauseResult(id="op-bug", title="", probability=0.6),
+        CauseResult(id="index", title="", probability=0.37),
+        CauseResult(id="aiv", title="", probability=0.03),
+    ]
+    fixes = [
+        {"title": "Use HCCL's host expansion mode", "addresses": ["aiv"]},
+        {"title": "Upgrade vLLM-Ascend", "addresses": ["op-bug"], "applies_to": {"workload": ["vllm"]}},
+        {"title": "Check index ranges", "addresses": ["index"]},
+    ]
+    offered = [fix.title for fix in order_fixes(fixes, causes, JobContext())[0]]
+    assert offered == ["Check index ranges", "Upgrade vLLM-Ascend", "Use HCCL's host expansion mode"]

@@ -8,6 +8,11 @@ from triage.engine.context import JobContext
 from triage.results import CauseResult, FixResult, replace
 
 
+UNLIKELY = 0.05
+"""A fix only for causes less likely than this (a prior of a few percent, nothing in the log for
+them) comes after every other fix, those made for a stack the log does not show included."""
+
+
 def order_fixes(
     fixes: list[dict[str, Any]], causes: list[CauseResult], context: JobContext, update: FixResult | None = None
 ) -> tuple[list[FixResult], list[str]]:
@@ -20,7 +25,7 @@ def order_fixes(
     fix that updates the package that raised the error is `update` (see `culprit`), or none.
     """
     probability = {cause.id: cause.probability for cause in causes}
-    kept: list[tuple[tuple[int, bool, float, int, int], FixResult]] = []
+    kept: list[tuple[tuple[int, int, float, int, int], FixResult]] = []
     notes: list[str] = []
     for position, fix in enumerate(fixes):
         result = FixResult.from_json({k: v for k, v in fix.items() if k not in ("applies_to", "culprit")})
@@ -51,7 +56,8 @@ def order_fixes(
         # exception led with vLLM-Ascend's upgrade; leave-thread-out on the train split, the thread's
         # fix among the first two 24 -> 25 of 171, none lost).
         made_for = 0 if fits else 2 if applies_to else 1
-        kept.append(((int(diagnostic), made_for == 2, -round(relevance, 2), made_for, position), result))
+        tier = 2 if relevance < UNLIKELY else int(made_for == 2)
+        kept.append(((int(diagnostic), tier, -round(relevance, 2), made_for, position), result))
     return [fix for _, fix in sorted(kept, key=lambda item: item[0])], notes
 
 
