@@ -334,3 +334,16 @@ def test_an_uncaught_cpp_exception_shows_its_what_line(scan_text):
     )
     wrapper = by_id(scan_text(log), "cpp-uncaught-exception")
     assert [(e.line, e.supports) for e in wrapper.evidence] == [(1, None), (2, "exception-in-what")]
+
+
+def test_a_kernel_project_whose_sources_do_not_compile_is_a_compile_failure(scan_text):
+    own_source = (
+        "/src/pto-isa/include/pto/common/event.hpp:232:34: error: use of undeclared identifier 'PIPE_FIX'\n"
+        "gmake[2]: *** [CMakeFiles/kernel.dir/build.make:76: CMakeFiles/kernel.dir/kernel.cpp.o] Error 1\n"
+    )
+    top = scan_text(own_source).diagnoses[0]
+    assert (top.category, top.causes[0].id) == ("dynamic_shape_compile", "kernel-source-error"), _odds(top)
+    # A missing Ascend header is the environment's: CANN was not on the include path.
+    missing = "/src/csrc/torch_binding.cpp:20:10: fatal error: acl/acl.h: No such file or directory\n"
+    env = scan_text(missing).diagnoses[0]
+    assert (env.category, env.causes[0].id) == ("env_version", "cann-not-sourced-for-build"), _odds(env)
