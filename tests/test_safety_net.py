@@ -21,7 +21,7 @@ from triage.engine.error_lines import (
     message_of,
     warned,
 )
-from triage.engine.nearest import WRAPPER, NeighbourIndex
+from triage.engine.nearest import CATCH_ALL_SHARE, WRAPPER, NeighbourIndex
 from triage.engine.context import JobContext
 from triage.engine import error_lines, guess_advice
 from triage.engine.guess_advice import NAMED_REPORTED_PRECISION, REPORTED_PRECISION
@@ -386,9 +386,14 @@ def test_neighbours_vote_and_wrapper_lines_abstain():
     assert guess is not None and guess.category == "env_version"
     assert index.guess([("ERR00100 PTA call acl api failed", 1.0)]) is None
     # Words alone (no reported failures, so no family's share of them either).
-    worded = NeighbourIndex(()).guess([("something odd", 1.0)], {"hccl_timeout": 0.2, "npu_oom": 0.15})
+    worded = NeighbourIndex(()).guess([("something odd", 1.0)], {"hccl_timeout": 0.2, "npu_oom": 0.15}, catch_all=True)
     assert worded is not None and worded.category == "hccl_timeout" and worded.score == 0.0
-    assert worded.others == (("npu_oom", pytest.approx(0.15 / 0.35, abs=0.001)),)
+    # Failures of no named kind get a share of every vote that lines cast (see CATCH_ALL_SHARE).
+    total = 0.35 * (1 + CATCH_ALL_SHARE)
+    assert worded.others == (
+        ("npu_oom", pytest.approx(0.15 / total, abs=0.001)),
+        ("other", pytest.approx(0.35 * CATCH_ALL_SHARE / total, abs=0.001)),
+    )
 
 
 def test_a_guess_lists_the_families_that_came_close_after_it(engine_kb):

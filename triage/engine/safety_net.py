@@ -78,7 +78,7 @@ def diagnose_unclaimed(
         votes = _word_votes(telling, frames)
         for found, salience in decoded:
             votes[found.category] = votes.get(found.category, 0.0) + CODE_WEIGHT * salience
-        guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling], votes, frames)
+        guess = kb.neighbour_index.guess([(e.message, e.salience) for e in telling], votes, frames, catch_all=True)
     if (guess is None or guess.score == 0.0) and need_neighbours:
         return []
     if guess is not None and guess.category == HEALTHY:
