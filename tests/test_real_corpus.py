@@ -25,9 +25,10 @@ CORPUS = ROOT / "logs_samples" / "real"
 # confirmed-fix logs), session 19 another 55 in six rounds (31 right, 3 with nothing; 43 more confirmed-fix
 # logs, 2 of them given the fix: mostly framework patches), session 20 another 1 (right): the floors follow the
 # grown split. Session 21 moved two test threads to train (an entry cites them): which healthy logs each
-# test log is buried between shifted, and 24 of 519 buried logs read silent, 22 of 521 before.
-TEST_FLOOR = {"top1": 0.64, "top3": 0.80, "no_diagnosis": 0.056, "top_cause_right": 0.25, "fix_in_first_two": 0.15}
-BURIED_FLOOR = {"top1": 0.635, "top3": 0.80, "no_diagnosis": 0.047}
+# test log is buried between shifted, and 24 of 519 buried logs read silent, 22 of 521 before. Session 23
+# added 2 (1 right) and gave failures of no named kind their share of the guess's vote (top-1 64.5% -> 67.2%).
+TEST_FLOOR = {"top1": 0.665, "top3": 0.81, "no_diagnosis": 0.056, "top_cause_right": 0.25, "fix_in_first_two": 0.16}
+BURIED_FLOOR = {"top1": 0.66, "top3": 0.805, "no_diagnosis": 0.047}
 # Fix text that only makes sense on one stack: (pattern, workloads for which it is right).
 STACK_WORDS = (
     (r"\bvllm serve\b|--gpu-memory-utilization|--max-model-len", {"vllm", "vllm-ascend"}),
