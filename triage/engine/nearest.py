@@ -292,17 +292,27 @@ class NeighbourIndex:
             return None
         if catch_all and len(messages) > wrappers and max(votes, key=lambda c: votes[c]) != HEALTHY:
             votes[CATCH_ALL] = votes.get(CATCH_ALL, 0.0) + CATCH_ALL_SHARE * sum(votes.values())
-        ranked = sorted(votes, key=lambda c: -votes[c])
-        category, total = ranked[0], sum(votes.values())
-        scores = similarity.get(category, [])
-        return Guess(
-            category=category,
-            score=round(sum(scores) / len(scores), 1) if scores else 0.0,
-            share=round(votes[category] / total, 3),
-            entries=tuple(sorted(entries.items(), key=lambda item: -item[1])[:3]),
-            others=tuple((other, round(votes[other] / total, 3)) for other in ranked[1 : 1 + ALTERNATIVES]),
-            cases=_of_category(cases, category),
-        )
+        return _guess_of(votes, similarity, entries, cases)
+
+
+def _guess_of(
+    votes: dict[str, float],
+    similarity: dict[str, list[float]],
+    entries: dict[str, float],
+    cases: dict[tuple[str, str], float],
+) -> Guess:
+    """The guess the vote makes: its winner, with the neighbours that voted for it and the runners-up."""
+    ranked = sorted(votes, key=lambda c: -votes[c])
+    category, total = ranked[0], sum(votes.values())
+    scores = similarity.get(category, [])
+    return Guess(
+        category=category,
+        score=round(sum(scores) / len(scores), 1) if scores else 0.0,
+        share=round(votes[category] / total, 3),
+        entries=tuple(sorted(entries.items(), key=lambda item: -item[1])[:3]),
+        others=tuple((other, round(votes[other] / total, 3)) for other in ranked[1 : 1 + ALTERNATIVES]),
+        cases=_of_category(cases, category),
+    )
 
 
 def _reported_failure(category: str, label: str) -> bool:
