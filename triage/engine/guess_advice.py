@@ -185,19 +185,18 @@ def _advice(kb: CompiledKB, borrowed: int, context: JobContext) -> tuple[list[Ca
     """An entry's causes, lent at BORROWED_PRECISION in all (the rest is left "not known"), and its fixes."""
     entry = kb.entries[borrowed]
     share = 1.0 / max(1, len(entry.causes))
+    ranked = sorted(entry.causes, key=lambda c: -c.prior)
     causes = [
         CauseResult(
             id=c.id, title=f"{c.title} (as in {entry.id})", probability=round(share, 3), how_to_tell=c.how_to_tell
         )
-        for c in sorted(entry.causes, key=lambda c: -c.prior)
+        for c in ranked
     ]
     # Fixes are ordered as the entry would order them with nothing in the log: by its causes' priors.
-    by_prior = [
-        replace(cause, probability=c.prior) for cause, c in zip(causes, sorted(entry.causes, key=lambda c: -c.prior))
-    ]
+    by_prior = [replace(cause, probability=c.prior) for cause, c in zip(causes, ranked)]
     # A guess lends a fix made for one framework only to a job the log shows is of it.
     made_for_job = [
-        fix for fix in entry.fixes if not _one_framework(declared_stacks(fix)) or context.fits(declared_stacks(fix))
+        fix for fix in entry.fixes if not _one_framework(stacks := declared_stacks(fix)) or context.fits(stacks)
     ]
     fixes, _ = order_fixes(made_for_job, by_prior, context)
     lent = [replace(cause, probability=round(cause.probability * BORROWED_PRECISION, 3)) for cause in causes]
