@@ -165,7 +165,7 @@ def test_concatenated_gzip_members_are_all_read(tmp_path):
 
 
 def test_a_plain_file_is_read_holding_one_chunk_at_a_time(tmp_path):
-    # The chunk being read and the one just handed over: never the first one kept to the end (8 MiB a scan).
+    # The chunk being read and the one just handed over: never the first one kept to the end (1 MiB a scan).
     import tracemalloc
 
     from triage.sources import read_chunks
@@ -236,7 +236,7 @@ def test_xz_and_bzip2_logs_are_read_like_gzip(tmp_path, kind):
     # xz streams out what it decoded; bzip2 decodes whole blocks (up to 900 kB of text), so a cut inside
     # this log's only block leaves nothing before it.
     assert lines.startswith(data) and data.count(b"\n") >= (1200 if kind == "xz" else 0)
-    path.write_bytes(pack(b"\0" * (32 << 20) + OOM_LINE))  # a bomb: read 8 MiB at a time
+    path.write_bytes(pack(b"\0" * (32 << 20) + OOM_LINE))  # a bomb: read 1 MiB at a time
     done = bounded_triage("scan", "--no-progress", "--json", "--jobs", "2", str(path), timeout=60)
     assert done.returncode == 1 and b"npu-out-of-memory" in done.stdout
 

@@ -12,11 +12,10 @@ from typing import BinaryIO
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
-from triage.sources import display_name, read_in_one_pass
+from triage.sources import CHUNK_SIZE, display_name, read_in_one_pass
 
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
-READ_SIZE = 8 << 20
 SEEK_READ_SIZE = 1 << 20
 """The split point search reads this much at a time: a 2 GB line must not be read into memory whole."""
 SPLIT_SEARCH_BYTES = 8 << 20
@@ -105,7 +104,7 @@ def _scan_range(path: str, start: int, end: int, source: str) -> tuple[ScanPart,
             handle.seek(start)
             remaining, at_file_start = end - start, start == 0
             while remaining > 0:
-                chunk = handle.read(min(READ_SIZE, remaining))
+                chunk = handle.read(min(CHUNK_SIZE, remaining))
                 if not chunk:
                     break
                 # The file's first read drops a UTF-8 BOM, as `sources.read_stream` does.

@@ -13,7 +13,9 @@ from itertools import chain
 from pathlib import Path
 from typing import BinaryIO
 
-CHUNK_SIZE = 8 << 20
+CHUNK_SIZE = 1 << 20
+"""A read this size lies in a core's L2 cache while the scan walks it: with 8 MiB reads, the copy
+out of the page cache and the walk each went to memory, and a 512 MiB scan took 10-20% longer."""
 SNIFF_BYTES = 64 << 10
 """How much of a source's start tells a text log from binary data."""
 GZIP_MAGIC = b"\x1f\x8b"

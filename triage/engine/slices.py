@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 SCAN_SLICE = 1 << 20
 """The candidates of a slice are held at once: on a log of distinct error lines, those of a whole
-8 MiB read chunk cost a hundred MB; a slice this size keeps that to a tenth, at no cost in speed."""
+8 MiB buffer cost a hundred MB; a slice this size keeps that to a tenth, at no cost in speed. Files
+are read in chunks of this size (`sources.CHUNK_SIZE`); bigger buffers come from callers holding text."""
 
 
 def line_slices(data: bytes, start: int, end: int, size: int = SCAN_SLICE) -> Iterator[tuple[int, int]]:
