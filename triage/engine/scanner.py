@@ -26,7 +26,7 @@ from triage.engine.lines import Scope, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
-from triage.engine.slices import line_slices
+from triage.engine.slices import SCAN_SLICE, line_slices
 from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
 from triage.engine.wrapped import wrapped_hits
 from triage.results import EvidenceLine, ScanResult
@@ -84,9 +84,13 @@ class Scanner:
         state.tail = data[-TAIL_BYTES:] if len(data) >= TAIL_BYTES else (state.tail + data)[-TAIL_BYTES:]
         newly: set[int] = set()
         start = 0
+        if state.pending and len(data) <= SCAN_SLICE:
+            # A read's worth, joined to the carried-over line: the copy stays in cache and costs
+            # less than scanning that one line as a block of its own.
+            data, state.pending = state.pending + data, b""
         if state.pending:
             # Complete the carried-over line with this chunk's first line; the bulk of the chunk is
-            # then scanned in place, never copied (copies cost as much as the scan on big logs).
+            # then scanned in place, never copied (copies of big buffers cost as much as the scan).
             first = data.find(b"\n")
             if first < 0:
                 state.pending += data
