@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from triage.engine.literal_gate import GatedPattern, gate_lowered, gate_text
+
 # Kinds of error line, most telling first: a traceback's exception names the failure, a code
 # pins it, a fatal signal says how the process died, a log level only says something went wrong.
 EXCEPTION, CODE, SIGNAL, LEVEL, TRACEBACK, EXIT, SYMPTOM, WARNED = (
@@ -45,10 +47,14 @@ what failed, the terminate line only how the process ended."""
 _DETAIL_MARKS = ("Value error, ", "Assertion failed, ", "what():")
 """What a detail line above holds, tested before its prefix is stripped: most error lines hold none."""
 _VALIDATION_HEADER = re.compile(r"ValidationError: \d+ validation errors? for ")
-_CODE = re.compile(
-    r"\b(?:E[A-Z][0-9]{4}|E[1-9][0-9]{4}|ERR[0-9]{5})\b"
-    r"|(?i:\b(?:error[ _]?code|ret(?:urn)?[ _]?code|errno|error_code|ret)\s*(?:is\s*)?[=:\[]?\s*(?:is\s*)?-?(?:0x[0-9a-f]*[1-9a-f][0-9a-f]*|[1-9]\d{2,}))"
+_CODE_ID = re.compile(r"E(?<!\wE)(?:[A-Z][0-9]{4}|[1-9][0-9]{4}|RR[0-9]{5})\b")
+"""CANN's error ids (EZ9999, E40021, ERR00100) at a word's start: written to start with its letter, so
+that `re` looks for that letter, not for a word boundary at every position of the line."""
+_CODE_WORDS = (
+    r"(?i:\b(?:error[ _]?code|ret(?:urn)?[ _]?code|errno|error_code|ret)\s*(?:is\s*)?[=:\[]?\s*(?:is\s*)?-?"
+    r"(?:0x[0-9a-f]*[1-9a-f][0-9a-f]*|[1-9]\d{2,}))"
 )
+"""A return or error code's words and its non-zero value."""
 _SIGNAL = (
     r"(?i:segmentation fault|\bSIGSEGV\b|\bSIGABRT\b|\bSIGBUS\b|\bSIGKILL\b|bus error|core dumped|"
     r"fatal python error|terminate called|double free|corrupted (?:size|double-linked)|"
@@ -60,16 +66,18 @@ _GLOG_STAMP = r"\[?[{levels}]\d{{4}}(?:\d{{4}})? \d{{2}}:\d{{2}}:\d{{2}}"
 _GLOG_LEVEL = r"(?:^|(?<=[\s\]:]))" + _GLOG_STAMP
 _PADDLE_STAMP = r"\[[{levels}]\s+\d{{1,2}}/\s?\d{{1,2}} \d\d:\d\d:\d\d"
 """Paddle-Lite's level and date: `[F 12/ 1 14:47:20.689 ...cc:294 Engine]`."""
-_LEVEL = re.compile(
+_LEVEL_WORDS = re.compile(
     r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread))|错误|失败|报错"
-    r"|\[(?:error|critical|fatal)\]|\blevel=(?:error|fatal|panic)\b|^[EF]/[\w.-]+:\s|\b[Ff]ailure\s+\d{3,}\b"
+    r"|\[(?:error|critical|fatal)\]|\blevel=(?:error|fatal|panic)\b|\b[Ff]ailure\s+\d{3,}\b"
     # a C / C++ abort at its source location (GGML_ABORT): `.../ggml-cann.cpp:63: CANN error`
-    r"|^\S*\.(?:c|cc|cpp|cxx|cu|h|hpp):\d+: (?:[^:\n]*\s)?[Ee]rror$|"
-    + _PADDLE_STAMP.format(levels="FE")
-    + "|"
-    + _GLOG_LEVEL.format(levels="EF")
+    r"|^\S*\.(?:c|cc|cpp|cxx|cu|h|hpp):\d+: (?:[^:\n]*\s)?[Ee]rror$"
 )
+_LEVEL_STAMPS = re.compile(
+    r"^[EF]/[\w.-]+:\s|" + _PADDLE_STAMP.format(levels="FE") + "|" + _GLOG_LEVEL.format(levels="EF")
+)
+"""An error's level as a letter: Android's `E/tag:`, Paddle-Lite's and glog's stamps. Apart from the
+words, whose literals then rule most lines out before they are searched (see `literal_gate`)."""
 _QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I|info|debug)\]|\b(?:INFO|DEBUG)\b|" + _GLOG_LEVEL.format(levels="ID"))
 """A logger's level that says its line is no error: a symptom's word there is not one."""
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
@@ -151,20 +159,24 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | str], ...] = (
     (EXCEPTION, _CPP_WHAT),
     (EXCEPTION, _EXCEPTION),
     (EXCEPTION, _QUALIFIED_EXCEPTION),
-    (CODE, _CODE),
+    (CODE, _CODE_ID),
+    (CODE, _CODE_WORDS),
     (SIGNAL, _SIGNAL),
     (EXIT, _EXIT),
-    (LEVEL, _LEVEL),
+    (LEVEL, _LEVEL_WORDS),
+    (LEVEL, _LEVEL_STAMPS),
     (TRACEBACK, _TRACEBACK),
     (SYMPTOM, _SYMPTOM),
 )
 """In the order a line is judged: the first kind that matches is the line's (a kind given as source
 is one case-insensitive group, judged on the lowered text)."""
 _JUDGED = tuple(
-    (kind, _for_lowered(regex), True) if isinstance(regex, str) else (kind, regex, False) for kind, regex in _KINDS
+    (kind, GatedPattern(_for_lowered(regex)), True) if isinstance(regex, str) else (kind, GatedPattern(regex), False)
+    for kind, regex in _KINDS
 )
 """_KINDS as judged: (kind, pattern, whether it reads the lowered text)."""
-_NOT_AN_ERROR_LOWERED = _for_lowered(_NOT_AN_ERROR)
+_NOT_AN_ERROR_LOWERED = GatedPattern(_for_lowered(_NOT_AN_ERROR))
+_LEVELS = (GatedPattern(_LEVEL_WORDS), GatedPattern(_LEVEL_STAMPS))
 _CAUGHT = re.compile(r"\b(?:with|due to|because of)\s+[\w.]*(?:Error|Exception)\(")
 """An exception a logger reports as the reason for something it went past (its repr after "with")."""
 PATTERNS: tuple[str, ...] = (
@@ -189,10 +201,12 @@ def error_kind(text: str) -> str | None:
     prefix = _PREFIX.match(text)
     rest = text if prefix is None else text[prefix.end() :]
     lowered = rest.lower()
-    if _NOT_AN_ERROR_LOWERED.search(lowered):
+    gated = gate_lowered(lowered)  # most lines hold none of a pattern's words: they are not searched
+    if _NOT_AN_ERROR_LOWERED.search(lowered, gated):
         return None  # a counter or a warning's category, however its words read: judged once
     kind = next(
-        (kind for kind, pattern, on_lowered in _JUDGED if pattern.search(lowered if on_lowered else rest)), None
+        (kind for kind, pattern, on_lowered in _JUDGED if pattern.search(lowered if on_lowered else rest, gated)),
+        None,
     )
     if kind == EXCEPTION and _VALIDATION_HEADER.search(rest):
         return TRACEBACK  # the detail line under it says what failed; alone, it still says the job raised
@@ -204,10 +218,15 @@ def error_kind(text: str) -> str | None:
         return None  # "INFO transformers.Trainer: ...": a logger's name, not a raised class
     if kind == EXCEPTION and _CAUGHT.search(rest) and _WARNING_LEVEL.search(prefix.group()):
         return None  # a warning about an exception the program caught: "Failed to import X with ImportError(...)"
-    if kind is None and not rest.startswith("  ") and rest.strip() and _LEVEL.search(prefix.group()):
+    if kind is None and not rest.startswith("  ") and rest.strip() and _level(prefix.group()):
         if not rest.lstrip().startswith("Traceback"):
             return LEVEL
     return kind
+
+
+def _level(text: str) -> bool:
+    gated = gate_text(text)
+    return any(pattern.search(text, gated) for pattern in _LEVELS)
 
 
 def warned(text: str) -> bool:

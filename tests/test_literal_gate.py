@@ -1,0 +1,63 @@
+"""The literal gate in front of the error-line patterns: it only ever skips searches that would
+have found nothing, on every real line we have."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import triage.engine.error_lines as error_lines
+from triage.engine import confirm, literal_gate
+from triage.engine.literal_gate import gate_text, may_match, required_literals
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literals"),
+    [
+        (r"\bnan\b|\boverflow\b|out of memory", ("nan", "out of memory", "overflow")),
+        (r"(?i:\bSegmentation Fault\b)", ("segmentation fault",)),
+        (r"\s\d{2}:\d{2}:\d{2} x", ("00:00:00 x",)),  # digits are read as '0'
+        (r"\s[EF]\d{4} ", ("e0000 ", "f0000 ")),  # a small class continues the run once per character
+        (r"\s(?:error|fatal)(?:: |\]) code", ("error", "fatal")),  # the most letters win ...
+        (r"\sab(?:cd|ef)", ("ab",)),  # ... then the longest, then the fewest
+        (r"\sx(?:ab|cd)", ("ab", "cd")),  # a group ends the run before it
+        (r"\serror[ _]?code", ("error",)),  # an optional part ends the run
+        (r"\s(?:ab|cd|e)", None),  # an alternative with no string long enough: nothing to test
+        (r"\s[^x]+", None),
+    ],
+)
+def test_required_literals(pattern, literals):
+    assert required_literals(re.compile(pattern)) == literals
+
+
+def test_patterns_re_finds_fast_by_themselves_are_not_gated():
+    assert required_literals(re.compile(r"^\s*what\(\):\s+(\S.*)$")) is None
+    assert required_literals(re.compile(r"Traceback \(most recent call last\)")) is None
+
+
+def test_a_line_with_other_than_ascii_is_always_searched():
+    # Case-insensitive matching folds 'ſ' (long s) onto 's'; lowering does not.
+    literals = required_literals(re.compile(r"(?i:\bsegmentation\b)"))
+    assert re.search(r"(?i:\bsegmentation\b)", "ſegmentation fault")
+    assert gate_text("ſegmentation fault") is None
+    assert may_match(literals, gate_text("ſegmentation fault"))
+    assert not may_match(literals, gate_text("Received request cmpl-3f9a-0"))
+
+
+def _real_lines() -> list[str]:
+    paths = sorted((ROOT / "logs_samples" / "real" / "logs").iterdir())[::3]
+    paths += sorted((ROOT / "logs_samples").glob("*.log")) + sorted((ROOT / "kb").rglob("*.yaml"))
+    lines = {line for path in paths for line in path.read_text(encoding="utf-8", errors="replace").splitlines()}
+    return sorted(lines)
+
+
+def test_the_gate_changes_no_verdict_on_real_lines(monkeypatch):
+    lines = _real_lines()
+    gated = [(error_lines.error_kind(line), confirm.error_context(line)) for line in lines]
+    monkeypatch.setattr(literal_gate, "may_match", lambda literals, text: True)
+    searched = [(error_lines.error_kind(line), confirm.error_context(line)) for line in lines]
+    assert len(lines) > 10_000
+    assert gated == searched
+    assert literal_gate.MIN_LENGTH >= 2  # a one-character string would pass nearly every line

@@ -1,0 +1,177 @@
+"""The words a regular expression cannot match without: a test, far cheaper than the search, that a
+line holds no match.
+
+Python's `re` tries every alternative of a pattern such as `\\bnan\\b|overflow|out of memory|...` at
+every position of a line: on a line that holds none of the words, 10-30 us a pattern, and the
+error-line kinds judge every new line shape with a dozen such patterns (a serving log whose request
+ids make each line a new shape spent 85 us a line there). A pattern's parse tree tells a set of
+strings of which every match holds at least one: the words of each alternative, a run of literal
+characters between the parts that vary. A line holding none of them is not searched.
+
+The strings are read lowered and with every digit as '0', and tested on the line lowered and
+digit-masked (`gate_text`): `\\d{2}:\\d{2}` requires '00:00', `(?i:Error)` 'error'. That is exact
+for ASCII lines only (case-insensitive matching folds a few non-ASCII letters onto ASCII ones), so a
+line with other characters is always searched. Where the tree tells nothing useful (an alternative
+with no literal run of MIN_LENGTH characters), the pattern is always searched.
+"""
+
+from __future__ import annotations
+
+import re
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from collections.abc import Iterable
+from typing import Any
+
+from triage.engine.normalize import DIGITS_TO_ZERO_TEXT
+
+MIN_LENGTH = 2
+"""Strings shorter than this say too little to be worth testing."""
+MAX_EXPANSION = 8
+"""A small class (`[EF]`) continues a run as one run per character, up to this many runs."""
+ZERO_WIDTH = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}
+"""Parts that match no character: the text a match spans stays contiguous across them."""
+REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT}
+Literals = tuple[str, ...]
+STARTS = {sre.AT_BEGINNING, sre.AT_BEGINNING_STRING}
+
+
+def required_literals(pattern: re.Pattern[str]) -> Literals | None:
+    """Strings (lowered, digits as '0') of which every match of `pattern` holds one; None when
+    the pattern's tree tells none worth testing, or when `re` finds its matches fast by itself: a
+    pattern anchored at the start, or starting with a literal character, which it looks for in C."""
+    try:
+        tree = list(sre_parse.parse(pattern.pattern, pattern.flags))
+    except (re.error, RecursionError, TypeError):  # a private module: whatever it cannot read is searched
+        return None
+    if not tree or tree[0][0] is sre.LITERAL or (tree[0][0] is sre.AT and tree[0][1] in STARTS):
+        return None
+    found = _best(_candidates(tree))
+    if found is None:
+        return None
+    # A string that holds another of the set adds nothing to the test: "error" stands for "error:".
+    kept = [s for s in found if not any(other != s and other in s for other in found)]
+    return tuple(sorted(kept))
+
+
+def gate_text(text: str) -> str | None:
+    """The form of a line the literals are tested on, or None where a test is not exact (see module)."""
+    return gate_lowered(text.lower())
+
+
+def gate_lowered(lowered: str) -> str | None:
+    """`gate_text` of a line already lowered."""
+    # Lowering never turns a letter that case-insensitive matching folds onto ASCII into another:
+    # a lowered line that is ASCII is tested exactly.
+    return lowered.translate(DIGITS_TO_ZERO_TEXT) if lowered.isascii() else None
+
+
+def may_match(literals: Literals | None, gated: str | None) -> bool:
+    """False only where the line (as `gate_text` gave it) holds none of the pattern's literals."""
+    return literals is None or gated is None or any(map(gated.__contains__, literals))
+
+
+class GatedPattern:
+    """A compiled pattern searched only on lines that hold one of its literals (worked out at the
+    first search, so that importing a module of patterns costs no parsing)."""
+
+    __slots__ = ("pattern", "_literals", "_read")
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self._literals: Literals | None = None
+        self._read = False
+
+    def search(self, text: str, gated: str | None) -> re.Match[str] | None:
+        """`pattern.search(text)`, where `gated` is `gate_text` of the text searched (or of the
+        text it was cut from)."""
+        if not self._read:
+            self._literals, self._read = required_literals(self.pattern), True
+        return self.pattern.search(text) if may_match(self._literals, gated) else None
+
+
+def _candidates(items: list[tuple[Any, Any]]) -> list[frozenset[str]]:
+    """Sets of strings, each of which a match of this sequence of parts must hold one of."""
+    found: list[frozenset[str]] = []
+    runs = [""]
+
+    def close() -> None:
+        nonlocal runs
+        if runs[0]:
+            found.append(frozenset(runs))
+        runs = [""]
+
+    for op, value in items:
+        chars = _chars(op, value)
+        if chars is not None and len(runs) * len(chars) <= MAX_EXPANSION:
+            runs = [run + char for run in runs for char in chars]
+        elif op in ZERO_WIDTH:
+            continue
+        elif op in REPEATS:
+            low, high, part = value
+            single = _chars(*part[0]) if len(part) == 1 else None
+            if single is not None and low >= 1:
+                added = 0  # the copies a match must hold, while the runs stay few
+                while added < min(low, MAX_EXPANSION) and len(runs) * len(single) <= MAX_EXPANSION:
+                    runs = [run + char for run in runs for char in single]
+                    added += 1
+                if added < low or high != low:
+                    close()  # characters the runs do not spell follow
+                continue
+            close()
+            if low >= 1:
+                found += _as_list(_best(_candidates(list(part))))
+        elif op is sre.SUBPATTERN:
+            close()
+            found += _as_list(_best(_candidates(list(value[-1]))))
+        elif op is sre.BRANCH:
+            close()
+            found += _as_list(_union(_best(_candidates(list(branch))) for branch in value[1]))
+        else:  # any other character, a back reference, a conditional: the run ends here
+            close()
+    close()
+    return found
+
+
+def _chars(op: Any, value: Any) -> list[str] | None:
+    """The characters (lowered, digits as '0') one part matches, where it is one of a few."""
+    if op is sre.LITERAL:
+        return [chr(value).lower().translate(DIGITS_TO_ZERO_TEXT)]
+    if op is not sre.IN:
+        return None
+    chars: set[str] = set()
+    for kind, item in value:
+        if kind is sre.LITERAL:
+            chars.add(chr(item).lower().translate(DIGITS_TO_ZERO_TEXT))
+        elif kind is sre.CATEGORY and item is sre.CATEGORY_DIGIT:
+            chars.add("0")
+        elif kind is sre.RANGE and ord("0") <= item[0] <= item[1] <= ord("9"):
+            chars.add("0")
+        else:
+            return None  # a negated class, a wider category or range
+    return sorted(chars)
+
+
+def _best(candidates: list[frozenset[str]]) -> frozenset[str] | None:
+    """The candidate likeliest to rule a line out: whose strings all hold most letters (digits and
+    punctuation, as in a timestamp's '00:00:00', are on most lines), then the longest, the fewest."""
+    useful = [found for found in candidates if min(map(len, found)) >= MIN_LENGTH]
+    return max(useful, key=lambda found: (min(map(_letters, found)), min(map(len, found)), -len(found)), default=None)
+
+
+def _letters(text: str) -> int:
+    return sum(char.isalpha() for char in text)
+
+
+def _union(sets: Iterable[frozenset[str] | None]) -> frozenset[str] | None:
+    """Of the alternatives of a branch: one of their strings, or None if one alternative has none."""
+    union: frozenset[str] = frozenset()
+    for found in sets:
+        if found is None:
+            return None
+        union |= found
+    return union
+
+
+def _as_list(found: frozenset[str] | None) -> list[frozenset[str]]:
+    return [] if found is None else [found]
