@@ -20,10 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
         (r"(?i:\bSegmentation Fault\b)", ("segmentation fault",)),
         (r"\s\d{2}:\d{2}:\d{2} x", ("00:00:00 x",)),  # digits are read as '0'
         (r"\s[EF]\d{4} ", ("e0000 ", "f0000 ")),  # a small class continues the run once per character
-        (r"\s(?:error|fatal)(?:: |\]) code", ("error", "fatal")),  # the most letters win ...
-        (r"\sab(?:cd|ef)", ("ab",)),  # ... then the longest, then the fewest
-        (r"\sx(?:ab|cd)", ("ab", "cd")),  # a group ends the run before it
-        (r"\serror[ _]?code", ("error",)),  # an optional part ends the run
+        # groups of a few fixed strings, optional parts and counted ones are spelled out in full
+        (r"\s(?:error|fatal)(?:: |\]) code", ("error:  code", "error] code", "fatal:  code", "fatal] code")),
+        (r"\serror[ _]?code", ("error code", "error_code", "errorcode")),
+        (r"\sx(?:ab|cd)+y", ("xab", "xcd")),  # an unbounded repeat ends the run after its first copy
+        (r"\s(?:ab|cd)\s+xyz\s", ("xyz",)),  # the most letters win ...
+        (r"\sab\s+cd\s+efg\s00:00:00", ("efg",)),  # ... then the longest
+        (r"\s(?:ab|cd)\s+ef\s", ("ef",)),  # ... then the fewest
         (r"\s(?:ab|cd|e)", None),  # an alternative with no string long enough: nothing to test
         (r"\s[^x]+", None),
     ],

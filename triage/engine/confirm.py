@@ -21,8 +21,9 @@ from triage.engine.error_lines import error_kind
 from triage.engine.literal_gate import GatedPattern, gate_text
 
 _CASE_PAIR = re.compile(r"\[([A-Za-z])([A-Za-z])\]")
-_CODE_CONTEXT = GatedPattern(
-    re.compile(r"(?i:error[ _]?code|ret(?:urn)?[ _]?code|errno|runtime result|traceback)|\bERR\d{5}\b|\bE[A-Z]\d{4}\b")
+_CODE_CONTEXT = (
+    GatedPattern(re.compile(r"(?i:error[ _]?code|ret(?:urn)?[ _]?code|errno|runtime result|traceback)")),
+    GatedPattern(re.compile(r"E(?<!\wE)(?:RR\d{5}|[A-Z]\d{4})\b")),
 )
 """Words that make a number an error code even on a line that is not an error (a warning that
 quotes one: `Warning: NPU warning, error code is 507018`)."""
@@ -43,7 +44,8 @@ def confirm(signature: CompiledSignature, text: str) -> re.Match[str] | None:
 
 def error_context(text: str) -> bool:
     """Whether a number on this line may be an error code."""
-    return _CODE_CONTEXT.search(text, gate_text(text)) is not None or error_kind(text) is not None
+    gated = gate_text(text)
+    return any(pattern.search(text, gated) for pattern in _CODE_CONTEXT) or error_kind(text) is not None
 
 
 def declares_case(pattern: str) -> bool:

