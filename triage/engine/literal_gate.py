@@ -6,7 +6,8 @@ every position of a line: on a line that holds none of the words, 10-30 us a pat
 error-line kinds judge every new line shape with a dozen such patterns (a serving log whose request
 ids make each line a new shape spent 85 us a line there). A pattern's parse tree tells a set of
 strings of which every match holds at least one: the words of each alternative, a run of literal
-characters between the parts that vary. A line holding none of them is not searched.
+characters between the parts that vary, with groups of a few fixed strings (`(?:error|fatal)`,
+`(?:\\d{4})?`) spelled out. A line holding none of them is not searched (`GatedPattern`).
 
 The strings are read lowered and with every digit as '0', and tested on the line lowered and
 digit-masked (`gate_text`): `\\d{2}:\\d{2}` requires '00:00', `(?i:Error)` 'error'. That is exact
