@@ -179,3 +179,65 @@ def test_a_blocks_new_quiet_shapes_are_registered_before_it_is_walked(engine_kb,
     native = scan(engine_kb, prefilter, monkeypatch, data, 1 << 30, native=True)
     assert early
     same(native, scan(engine_kb, prefilter, monkeypatch, data, 1 << 30, native=False))
+
+
+REQUEST = "INFO 05-12 10:{m:02d}:{s:02d} [logger.py:43] Received request cmpl-{rid}-0: params: max_tokens={n}"
+FAILED_REQUEST = "ERROR 05-12 10:00:{s:02d} [engine.py:331] Request chatcmpl-{uuid} failed: " + OOM
+
+
+def request_log(lines: int, seed: int) -> bytes:
+    """A serving log whose request ids make every line a shape of its own (see `hex_ids`)."""
+    rng = random.Random(seed)
+    out = []
+    for step in range(lines):
+        rid = f"{rng.getrandbits(128):032x}"
+        if rng.random() < 0.003:
+            uuid = f"{rid[:8]}-{rid[8:12]}-{rid[12:16]}-{rid[16:20]}-{rid[20:]}"
+            out.append(FAILED_REQUEST.format(s=step % 60, uuid=uuid, n=rng.randrange(9)))
+        else:
+            out.append(REQUEST.format(m=step % 60, s=rng.randrange(60), rid=rid, n=rng.randrange(2000)))
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 4099])
+def test_lines_that_differ_in_hex_ids_need_matching_once(engine_kb, prefilter, monkeypatch, chunk):
+    data = request_log(4000, seed=5)
+    native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
+    failed = data.count(b" failed: RuntimeError: NPU out of memory")
+    assert failed > 3
+    oom = {d.id: d for d in native.result().diagnoses}["npu-out-of-memory"]
+    assert oom.evidence_count == failed
+
+
+def test_a_request_line_that_needs_nothing_is_matched_once(engine_kb, prefilter, monkeypatch):
+    from triage.engine.native_lines import NativeLines
+
+    matched = []
+    match_packed = NativeLines._match_packed
+
+    def counting(self, block, new, *, judge):
+        matched.extend(block[start:end] for start, end, _, _ in new)
+        return match_packed(self, block, new, judge=judge)
+
+    monkeypatch.setattr(NativeLines, "_match_packed", counting)
+    data = request_log(4000, seed=5)
+    scan(engine_kb, prefilter, monkeypatch, data, 1 << 20, native=True)
+    from triage.engine.hex_ids import masked_ids
+
+    requests = [line for line in matched if b"Received request" in line]
+    shapes = {masked_ids(line) for line in data.splitlines() if b"Received request" in line}
+    assert len(requests) == len(shapes) == 4  # of 3,988 in one block (max_tokens has 1-4 digits)
+    assert len(matched) - len(requests) == data.count(b" failed: RuntimeError")  # each error line is matched
+
+
+def test_a_hex_id_is_masked_but_codes_and_addresses_are_not():
+    from triage.engine.hex_ids import masked_ids
+
+    assert masked_ids(b"Received request cmpl-3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8-0: x=12") == (
+        b"Received request cmpl-<id>-0: x=00"
+    )
+    assert masked_ids(b"id chatcmpl-ecd16485-06a5-4e56-bbd5-7f9274b578db done") == b"id chatcmpl-<id> done"
+    assert masked_ids(b"SHA 9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08") == b"SHA <id>"
+    assert masked_ids(b"HCCL error code 0x05000002 at 0x7f3a2c1b4d90, step 123") is None
+    assert masked_ids(b"mixed 3f9a2b7c8d1e4f60A1B2c3d4e5f6a7b8") is None  # not one case: not an id

@@ -27,6 +27,7 @@ from triage.engine.context import JobContext
 from triage.engine.digit_groups import DigitGroups
 from triage.engine.evidence import WAITING_LINES
 from triage.engine.held_lines import NO_HELD_LINES, NOT_HELD, HeldLines, HeldShape, Seen
+from triage.engine.hex_ids import HexIds
 from triage.engine.job_ranks import rank_span
 from triage.engine.lines import Found, Scope
 from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
@@ -74,6 +75,7 @@ class NativeLines:
         self._fresh: list[Fresh] = []
         """The first lines of the last block's new shapes, to register once the scanner has matched them."""
         self._matched: dict[int, Fresh] = {}
+        self._hex_ids = HexIds()
         """What the first lines of the block's new shapes matched, by where they start, when
         `_quiet_first` matched them already."""
 
@@ -120,6 +122,8 @@ class NativeLines:
             group = self._group(raw, cause_ids) if kind == _lineshapes.CAUSE else -1
             if group is None:
                 kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
+            if self._hex_ids.settled(line_start, quiet=alike and kind == _lineshapes.QUIET):
+                continue
             needs = None if kind == _lineshapes.QUIET else (ids, cause_ids) if alike else APART
             held_as = (
                 (cause_ids, rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1")))
@@ -128,6 +132,7 @@ class NativeLines:
             )
             self._register(raw, (kind, max(group, 0)), needs, held_as)
         self._fresh = []
+        self._hex_ids.block_done()
 
     def _register(self, raw: bytes, kind: tuple[int, int], needs: Needs | Apart | None, held_as: HeldShape) -> None:
         """Register a shape with the table (kind and group) and what it needs, under its id."""
@@ -150,7 +155,8 @@ class NativeLines:
         for fresh in self._match(block, firsts):
             start, end, ids, cause_ids, alike = fresh
             if alike and ids is CAUSE_ONLY and cause_ids is None:
-                self._register(block[start:end], (_lineshapes.QUIET, 0), None, NOT_HELD)
+                if not self._hex_ids.settled(start, quiet=True):
+                    self._register(block[start:end], (_lineshapes.QUIET, 0), None, NOT_HELD)
             else:
                 self._matched[start] = fresh
         return self._table.classify(block, *span)
@@ -224,8 +230,26 @@ class NativeLines:
 
     def _match(self, block: bytes, new: list[Seen], *, judge: bool = True) -> list[Fresh]:
         """Prefilter ids of new lines: (start, end, ids, cause ids, alike), alike telling (when asked
-        to `judge`) whether a line's shape may stand for its other lines. A line longer than a match
-        window is never registered: it is scanned where it lies, as on the prefilter path."""
+        to `judge`) whether a line's shape may stand for its other lines. Lines that differ from
+        another only in hex ids follow it where it needs nothing (see `hex_ids`)."""
+        if not judge:
+            return self._match_each(block, new, judge=False)
+        new, followers = self._hex_ids.split(block, new)
+        out = self._match_each(block, new, judge=True)
+        if followers:
+            needs_nothing = {fresh[0] for fresh in out if fresh[2] is CAUSE_ONLY and fresh[3] is None and fresh[4]}
+            again = [line for line, first in followers if first is not None and first not in needs_nothing]
+            out += [
+                (start, end, CAUSE_ONLY, None, True)
+                for (start, end, _, _), first in followers
+                if first is None or first in needs_nothing
+            ]
+            out += self._match_each(block, again, judge=True)
+        return out
+
+    def _match_each(self, block: bytes, new: list[Seen], *, judge: bool) -> list[Fresh]:
+        """`_match` of each line. A line longer than a match window is never registered: it is
+        scanned where it lies, as on the prefilter path."""
         short = [line for line in new if line[1] - line[0] <= MATCH_WINDOW]
         packed = iter(self._match_packed(block, short, judge=judge))
         prefilter, causes = self._scope.prefilter, self._scope.cause_lines.enabled
@@ -243,11 +267,8 @@ class NativeLines:
         """`_match` of short lines, packed into one small buffer for each prefilter."""
         if not new:
             return []
-        packed = b"\n".join([block[start:end] for start, end, _, _ in new]) + b"\n"
-        starts, at = {}, 0
-        for number, (start, end, _, _) in enumerate(new):
-            starts[at] = number
-            at += end - start + 1
+        raws = [block[start:end] for start, end, _, _ in new]
+        packed, starts = _pack(raws)
         prefilter = self._scope.prefilter
         ids: list[Ids] = [CAUSE_ONLY] * len(new)
         for start, _, flagged in prefilter.candidates(packed):
@@ -256,12 +277,19 @@ class NativeLines:
         if self._scope.cause_lines.enabled:
             for start, _, flagged in prefilter.cause_candidates(packed):
                 cause_ids[starts[start]] = flagged
-        apart = set(range(len(new)))
-        if judge:
-            named, codes = prefilter.digit_candidates(packed.translate(DIGITS_TO_ZERO))
-            apart = {starts[start] for start, _, _ in named}
-            apart |= {starts[start] for start, end, _ in codes if error_context(decode_line(packed[start:end]))}
+        apart = self._apart(new, raws) if judge else set(range(len(new)))
         return [(start, end, ids[n], cause_ids[n], n not in apart) for n, (start, end, _, _) in enumerate(new)]
+
+    def _apart(self, new: list[Seen], raws: list[bytes]) -> set[int]:
+        """Which of the lines have a shape whose digits may tell its lines apart: a digit that a
+        pattern names, or a bare code on a line that reports an error. Judged with hex ids masked
+        (see `hex_ids`): a digit inside an id is no code and names nothing."""
+        masked = [self._hex_ids.masked(line[0]) or raw.translate(DIGITS_TO_ZERO) for line, raw in zip(new, raws)]
+        judged, starts = _pack(masked)
+        named, codes = self._scope.prefilter.digit_candidates(judged)
+        apart = {starts[start] for start, _, _ in named}
+        apart |= {starts[start] for start, _, _ in codes if error_context(decode_line(raws[starts[start]]))}
+        return apart
 
     def _kind(self, raw: bytes, ids: Ids, cause_ids: set[int] | None) -> int | None:
         """How the table should treat a matched shape's lines; None: hand each one back."""
@@ -288,3 +316,12 @@ class NativeLines:
             # Few: one per set of entries that a line's cause evidence supports together.
             self._groups.append(entries)
         return self._groups.index(entries)
+
+
+def _pack(lines: list[bytes]) -> tuple[bytes, dict[int, int]]:
+    """The lines joined into one buffer, and which of them starts at each offset."""
+    starts, at = {}, 0
+    for number, line in enumerate(lines):
+        starts[at] = number
+        at += len(line) + 1
+    return b"\n".join(lines) + b"\n", starts

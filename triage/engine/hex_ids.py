@@ -1,0 +1,93 @@
+"""Lines that differ only in long hex ids: one shape for the scan's purposes.
+
+A shape is a line with its digits masked, so a serving log's request lines (`Received request
+cmpl-3f9a2b7c...-0: prompt: ...`, `Finished request chatcmpl-ecd16485-06a5-...`) are each a shape
+of their own: every one went through the prefilters and, where its digits might be a bare code, the
+error-line patterns, about 50 us a line (64 MiB of them: 10 s, where ripgrep takes 0.05 s). Here a
+new line's shape with its long hex ids masked too is looked up among those that needed nothing
+before; such a line needs nothing either, and is not matched.
+
+Only ids of HEX_ID's kinds are masked: at least 20 hex digits in one case, or a UUID. Nothing the
+KB looks for lies inside such an id: a pattern that matched there would match a random id by
+chance. Error codes (`0x05000002`, 10 characters) and addresses (`0x7f3a2c1b4d90`) stay as they are.
+A line whose digits a pattern can tell apart (`NativeLines` calls it not alike) teaches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.engine.held_lines import Seen
+from triage.engine.normalize import DIGITS_TO_ZERO
+
+HEX_ID = re.compile(
+    rb"(?<![0-9A-Za-z])"
+    rb"(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{20,}|[0-9A-F]{20,})"
+    rb"(?![0-9A-Za-z])"
+)
+Follower = tuple[Seen, int | None]
+LIMIT = 1 << 14
+"""Masked shapes remembered before starting over: memory stays flat on a log of distinct lines."""
+
+
+HEX_DIGITS = bytes(ord("h") if chr(byte) in "0123456789abcdefABCDEF" else ord(".") for byte in range(256))
+"""For `bytes.translate`: every hex digit as 'h', anything else as '.'."""
+
+
+def masked_ids(raw: bytes) -> bytes | None:
+    """The line's shape with its hex ids masked, or None when it holds none."""
+    if b"hhhhhhhh" not in raw.translate(HEX_DIGITS):
+        return None  # every id has eight hex digits in a row: most lines are ruled out in C
+    masked, count = HEX_ID.subn(b"<id>", raw)
+    return masked.translate(DIGITS_TO_ZERO) if count else None
+
+
+class HexIds:
+    """The masked shapes of lines with hex ids that needed nothing, and the new lines of the block
+    being scanned that hold such ids."""
+
+    def __init__(self) -> None:
+        self._quiet: set[bytes] = set()
+        self._masked: dict[int, bytes] = {}
+        """Of the block's new lines with hex ids: their masked shape, by where they start."""
+
+    def split(self, block: bytes, lines: list[Seen]) -> tuple[list[Seen], list[Follower]]:
+        """The new lines to match, and those that follow another: a line whose masked shape needed
+        nothing before (None), or that of a line to match (where that one starts): it needs what
+        that one needs if that one needs nothing."""
+        to_match: list[Seen] = []
+        followers: list[Follower] = []
+        firsts: dict[bytes, int] = {}
+        for line in lines:
+            masked = masked_ids(block[line[0] : line[1]])
+            if masked is None:
+                to_match.append(line)
+                continue
+            self._masked[line[0]] = masked
+            if masked in self._quiet:
+                followers.append((line, None))
+            elif masked in firsts:
+                followers.append((line, firsts[masked]))
+            else:
+                firsts[masked] = line[0]
+                to_match.append(line)
+        return to_match, followers
+
+    def masked(self, start: int) -> bytes | None:
+        """The masked shape of the block's new line at `start`, if it holds hex ids."""
+        return self._masked.get(start)
+
+    def settled(self, start: int, *, quiet: bool) -> bool:
+        """Whether the new line at `start` holds hex ids: it never repeats, so it is kept out of the
+        shape table (which it would fill); if it needed nothing (`quiet`), its masked shape is learnt."""
+        masked = self._masked.get(start)
+        if masked is None:
+            return False
+        if quiet:
+            if len(self._quiet) >= LIMIT:
+                self._quiet.clear()
+            self._quiet.add(masked)
+        return True
+
+    def block_done(self) -> None:
+        self._masked.clear()
