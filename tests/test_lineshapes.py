@@ -130,3 +130,40 @@ def test_bad_arguments_are_refused(native):
         table.register(b"x", 7)
     with pytest.raises(ValueError):
         native.Shapes(limit=0)
+
+
+ID_LINES = [
+    b"Received request cmpl-3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8-0: x=12",
+    b"id chatcmpl-ecd16485-06a5-4e56-bbd5-7f9274b578db done",
+    b"ecd16485-06a5-4e56-bbd5-7f9274b578db",
+    b"SHA 9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08.",
+    b"two 3f9a2b7c8d1e4f60a1b2 and 0123456789abcdef0123",
+    b"HCCL error code 0x05000002 at 0x7f3a2c1b4d90, step 123",
+    b"mixed 3f9a2b7c8d1e4f60A1B2c3d4e5f6a7b8 case",
+    b"glued x3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8 and 3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8g",
+    b"short 3f9a2b7c8d1e4f60a1b and ECD16485-06A5-4E56-BBD5-7F9274B578DB",
+    "ü 3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8 ünicode".encode(),
+]
+
+
+@pytest.mark.parametrize("line", ID_LINES)
+def test_the_table_reads_hex_ids_as_the_scanner_does(native, line):
+    from triage.engine.hex_ids import masked_ids
+
+    table = native.Shapes(limit=64)
+    assert (table.register(line, native.QUIET, 0, True) >= 0) == (masked_ids(line) is not None)
+
+
+def test_lines_that_differ_only_in_ids_from_a_masked_quiet_shape_are_skipped(native):
+    table = native.Shapes(limit=64)
+    first = b"Received request cmpl-3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8-0: x=12"
+    assert table.register(first, native.QUIET, 0, True) == 0
+    block = (
+        b"Received request cmpl-00000000aaaaaaaabbbbbbbbcccccccc-0: x=98\n"  # another id: skipped
+        b"Received request cmpl-00000000aaaaaaaabbbbbbbbcccccccc-0: x=100\n"  # one digit more: another shape
+        b"Received request cmpl-3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8-0: y=12\n"  # other words
+        b"Received request cmpl-3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8-0: x=12\n"  # its own line, not registered as it is
+    )
+    assert [index for _, _, index, _ in table.classify(block, 0, len(block))] == [1, 2]
+    with pytest.raises(ValueError):
+        table.register(first, native.ACTIVE, 0, True)

@@ -52,6 +52,8 @@ typedef struct {
     Fresh *fresh; /* the call's shapes not registered: their repeats point at their first line */
     Py_ssize_t fresh_mask, fresh_count;
     Py_ssize_t lines; /* in the range of the last classify call */
+    unsigned char *scratch; /* long_line bytes: a line with its hex ids masked (see masked_hash) */
+    Py_ssize_t masked_count; /* shapes registered by their masked hash: none, no masking on a miss */
 } Shapes;
 
 static const uint64_t ONES = 0x0101010101010101ULL;
@@ -120,6 +122,62 @@ static uint64_t shape_hash(const unsigned char *line, Py_ssize_t length) {
     return h ? h : 1;
 }
 
+/* Hex ids, as triage/engine/hex_ids.py's HEX_ID reads them: at a token start (no letter or digit
+ * before), a lowercase UUID or a run of at least ID_DIGITS hex digits in one case, with no letter or
+ * digit after. A line's masked hash is that of the line with each id written as "<id>" (and its
+ * digits masked), salted apart from plain shapes; 0 for a line that holds no id. */
+enum { ID_DIGITS = 20, UUID_LENGTH = 36 };
+static const uint64_t MASKED_SALT = 0x5851F42D4C957F2DULL;
+
+static inline int alnum(unsigned char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); }
+static inline int lower_hex(unsigned char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+static inline int upper_hex(unsigned char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); }
+
+static Py_ssize_t id_at(const unsigned char *line, Py_ssize_t at, Py_ssize_t length) {
+    if (at + UUID_LENGTH <= length && (at + UUID_LENGTH == length || !alnum(line[at + UUID_LENGTH]))) {
+        Py_ssize_t n = 0;
+        for (; n < UUID_LENGTH; n++) {
+            int dash = n == 8 || n == 13 || n == 18 || n == 23;
+            if (dash ? line[at + n] != '-' : !lower_hex(line[at + n])) {
+                break;
+            }
+        }
+        if (n == UUID_LENGTH) {
+            return UUID_LENGTH;
+        }
+    }
+    Py_ssize_t end = at;
+    while (end < length && lower_hex(line[end])) {
+        end++;
+    }
+    if (end - at < ID_DIGITS || (end < length && alnum(line[end]))) {
+        end = at;
+        while (end < length && upper_hex(line[end])) {
+            end++;
+        }
+    }
+    return end - at >= ID_DIGITS && (end == length || !alnum(line[end])) ? end - at : 0;
+}
+
+static uint64_t masked_hash(const unsigned char *line, Py_ssize_t length, unsigned char *scratch, uint32_t *masked_length) {
+    Py_ssize_t out = 0, ids = 0;
+    for (Py_ssize_t at = 0; at < length;) {
+        Py_ssize_t id = (at == 0 || !alnum(line[at - 1])) ? id_at(line, at, length) : 0;
+        if (id) {
+            memcpy(scratch + out, "<id>", 4);
+            out += 4;
+            at += id;
+            ids++;
+            continue;
+        }
+        unsigned char c = line[at++];
+        scratch[out++] = (c >= '1' && c <= '9') ? '0' : c;
+    }
+    *masked_length = (uint32_t)out;
+    uint64_t hash = shape_hash(scratch, out) ^ MASKED_SALT;
+    return ids ? (hash ? hash : 1) : 0;
+}
+
 static Slot *find_slot(Shapes *self, uint64_t hash, uint32_t length) {
     Py_ssize_t at = (Py_ssize_t)(hash & (uint64_t)self->mask);
     for (;;) {
@@ -167,10 +225,22 @@ static long fresh_shape(Shapes *self, uint64_t hash, uint32_t length, Py_ssize_t
     return -1;
 }
 
+/* Whether a line not registered differs only in hex ids from a registered QUIET one. */
+static int quiet_ids(Shapes *self, const unsigned char *line, Py_ssize_t length) {
+    uint32_t masked_length;
+    uint64_t hash = masked_hash(line, length, self->scratch, &masked_length);
+    if (!hash) {
+        return 0;
+    }
+    const Slot *slot = find_slot(self, hash, masked_length);
+    return slot->hash != 0 && slot->kind == KIND_QUIET;
+}
+
 static void Shapes_dealloc(Shapes *self) {
     PyMem_Free(self->slots);
     PyMem_Free(self->held);
     PyMem_Free(self->fresh);
+    PyMem_Free(self->scratch);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -198,6 +268,13 @@ static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
     self->count = 0;
     self->limit = limit;
     self->long_line = long_line;
+    PyMem_Free(self->scratch);
+    self->scratch = PyMem_Malloc((size_t)long_line + 1);
+    if (self->scratch == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->masked_count = 0;
     self->held_count = 0;
     self->lines = 0;
     return 0;
@@ -278,6 +355,8 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                     goto next;
                 }
                 id = slot->id;
+            } else if (self->masked_count && quiet_ids(self, data + position, length)) {
+                goto next;
             } else if ((id = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out))) == LONG_MIN) {
                 goto fail;
             }
@@ -371,35 +450,42 @@ done:
 }
 
 PyDoc_STRVAR(register_doc,
-             "register(line, kind, group=0) -> int\n\n"
+             "register(line, kind, group=0, masked=False) -> int\n\n"
              "Remember the shape of `line` (bytes without its newline) as QUIET, CAUSE (of `group`, see\n"
              "held) or ACTIVE; returns\n"
              "its id, the number of shapes registered before it. A full table starts over first: an id\n"
              "of 0 tells the caller to forget what the old ids stood for. A shape registered again\n"
-             "keeps its id and takes the new kind.");
+             "keeps its id and takes the new kind. With `masked`, the shape of the line with its hex\n"
+             "ids masked (QUIET only): lines not registered that differ from it only in their ids are\n"
+             "skipped; -1 for a line that holds no id.");
 
 static PyObject *Shapes_register(Shapes *self, PyObject *args) {
     Py_buffer view;
-    int kind, group = 0;
-    if (!PyArg_ParseTuple(args, "y*i|i", &view, &kind, &group)) {
+    int kind, group = 0, masked = 0;
+    if (!PyArg_ParseTuple(args, "y*i|ip", &view, &kind, &group, &masked)) {
         return NULL;
     }
-    if (kind < KIND_QUIET || kind > KIND_ACTIVE || group < 0 || view.len > self->long_line) {
+    if (kind < KIND_QUIET || kind > KIND_ACTIVE || group < 0 || view.len > self->long_line || (masked && kind != KIND_QUIET)) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "kind must be QUIET, CAUSE or ACTIVE, group at least 0, and the line at most long_line");
+        PyErr_SetString(PyExc_ValueError, "kind must be QUIET, CAUSE or ACTIVE (QUIET if masked), group at least 0, and the line at most long_line");
         return NULL;
     }
-    uint64_t hash = shape_hash(view.buf, view.len);
     uint32_t length = (uint32_t)view.len;
+    uint64_t hash = masked ? masked_hash(view.buf, view.len, self->scratch, &length) : shape_hash(view.buf, view.len);
     PyBuffer_Release(&view);
+    if (!hash) {
+        return PyLong_FromLong(-1);
+    }
     Slot *slot = find_slot(self, hash, length);
     if (slot->hash == 0) {
         if (self->count >= self->limit) {
             memset(self->slots, 0, (size_t)(self->mask + 1) * sizeof(Slot));
             self->count = 0;
+            self->masked_count = 0;
             slot = find_slot(self, hash, length);
         }
         *slot = (Slot){hash, length, (int32_t)self->count++, 0, 0};
+        self->masked_count += masked;
     }
     slot->kind = kind;
     slot->group = group;

@@ -77,17 +77,23 @@ class HexIds:
         """The masked shape of the block's new line at `start`, if it holds hex ids."""
         return self._masked.get(start)
 
-    def settled(self, start: int, *, quiet: bool) -> bool:
-        """Whether the new line at `start` holds hex ids: it never repeats, so it is kept out of the
-        shape table (which it would fill); if it needed nothing (`quiet`), its masked shape is learnt."""
-        masked = self._masked.get(start)
-        if masked is None:
+    def holds_ids(self, start: int) -> bool:
+        """Whether the block's new line at `start` holds hex ids."""
+        return start in self._masked
+
+    def learn(self, start: int) -> bool:
+        """Remember that the new line at `start` (holding ids) needed nothing; False if known."""
+        masked = self._masked[start]
+        if masked in self._quiet:
             return False
-        if quiet:
-            if len(self._quiet) >= LIMIT:
-                self._quiet.clear()
-            self._quiet.add(masked)
+        if len(self._quiet) >= LIMIT:
+            self._quiet.clear()
+        self._quiet.add(masked)
         return True
+
+    def forget(self) -> None:
+        """The shape table started over: what it skipped must be learnt again."""
+        self._quiet.clear()
 
     def block_done(self) -> None:
         self._masked.clear()

@@ -122,7 +122,7 @@ class NativeLines:
             group = self._group(raw, cause_ids) if kind == _lineshapes.CAUSE else -1
             if group is None:
                 kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
-            if self._hex_ids.settled(line_start, quiet=alike and kind == _lineshapes.QUIET):
+            if self._settle_ids(raw, line_start, quiet=alike and kind == _lineshapes.QUIET):
                 continue
             needs = None if kind == _lineshapes.QUIET else (ids, cause_ids) if alike else APART
             held_as = (
@@ -134,14 +134,35 @@ class NativeLines:
         self._fresh = []
         self._hex_ids.block_done()
 
-    def _register(self, raw: bytes, kind: tuple[int, int], needs: Needs | Apart | None, held_as: HeldShape) -> None:
+    def _settle_ids(self, raw: bytes, start: int, *, quiet: bool) -> bool:
+        """Whether the block's new line at `start` holds hex ids (see `hex_ids`): it never repeats,
+        so it is kept out of the table; but if it needed nothing, its shape with the ids masked is
+        registered, and the table skips the lines that differ from it only in their ids."""
+        if not self._hex_ids.holds_ids(start):
+            return False
+        if quiet and self._hex_ids.learn(start):
+            self._register(raw, (_lineshapes.QUIET, 0), None, NOT_HELD, masked=True)
+        return True
+
+    def _register(
+        self,
+        raw: bytes,
+        kind: tuple[int, int],
+        needs: Needs | Apart | None,
+        held_as: HeldShape,
+        *,
+        masked: bool = False,
+    ) -> None:
         """Register a shape with the table (kind and group) and what it needs, under its id."""
-        shape = self._table.register(raw, *kind)
+        shape = self._table.register(raw, *kind, masked)
+        if shape < 0:
+            return  # masked: the table finds no id in the line (it reads ids as `hex_ids` does)
         if shape == len(self._known):
             self._known.append(needs)
             self._held_as.append(held_as)
         elif len(self._table) == 1:
             self._known, self._held_as = [needs], [held_as]  # the table was full and started over
+            self._hex_ids.forget()
         else:
             self._known[shape], self._held_as[shape] = needs, held_as
 
@@ -155,7 +176,7 @@ class NativeLines:
         for fresh in self._match(block, firsts):
             start, end, ids, cause_ids, alike = fresh
             if alike and ids is CAUSE_ONLY and cause_ids is None:
-                if not self._hex_ids.settled(start, quiet=True):
+                if not self._settle_ids(block[start:end], start, quiet=True):
                     self._register(block[start:end], (_lineshapes.QUIET, 0), None, NOT_HELD)
             else:
                 self._matched[start] = fresh
