@@ -8,6 +8,8 @@ Workloads (deterministic for a given seed):
   a metric, not a CANN error code), no error at all;
 - `errors`: the same with 1% real Ascend error lines;
 - `noisy`: a quarter of the lines are torch_npu's C++ warnings, 1 error line in 5,000;
+- `requests`: a vLLM-Ascend serving log that logs each request, its id in hex (a new shape per line
+  until ids are masked), access and throughput lines, 1 failed request in 5,000;
 - `distinct`: every line a different error message (6.2 million at 512 MiB): the worst case for
   work that follows distinct lines;
 - `long-line`: a progress bar redrawn with carriage returns into one 200 MB line, an error inside it
@@ -59,7 +61,20 @@ ERRORS = (
     "on the NPU backend and will fall back to run on the CPU. This may have performance implications.",
     EI0006,
 )
-WORKLOADS = ("healthy", "errors", "noisy", "distinct", "long-line")
+SERVING = (
+    "INFO {md} {hms} [logger.py:43] Received request cmpl-{rid}-0: prompt: 'Summarise the report.', params: "
+    "SamplingParams(n=1, temperature=0.7, top_p=0.9, max_tokens={q}00), prompt_token_ids: None, lora_request: None.",
+    "INFO {md} {hms} [engine.py:331] Finished request chatcmpl-{uuid}.",
+    'INFO:     10.0.{w}.{q}:{tps} - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    "INFO {md} {hms} [metrics.py:455] Avg prompt throughput: {a:.1f} tokens/s, Avg generation throughput: {b:.1f} "
+    "tokens/s, Running: {q} reqs, Swapped: 0 reqs, Pending: 0 reqs, NPU KV cache usage: {gn:.1f}%.",
+)
+SERVING_WEIGHTS = (40, 40, 15, 5)
+FAILED_REQUEST = (
+    "ERROR {md} {hms} [engine.py:212] Request chatcmpl-{uuid} failed: RuntimeError: NPU out of memory. Tried to "
+    "allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; 57.61 GiB reserved in total by PyTorch)"
+)
+WORKLOADS = ("healthy", "errors", "noisy", "requests", "distinct", "long-line")
 LONG_LINE_MB = 200
 
 
@@ -96,6 +111,25 @@ def lines(rng: random.Random, ranks: int, error_rate: float, noise_rate: float =
             yield rng.choices(HEALTHY, HEALTHY_WEIGHTS)[0].format(**values)
 
 
+def serving(rng: random.Random) -> Iterator[str]:
+    """A serving log that logs every request by its id (see `requests` above)."""
+    seconds = 0
+    while True:
+        seconds += rng.randint(0, 1)
+        rid = f"{rng.getrandbits(128):032x}"
+        values = dict(
+            _values(rng, 1, 0, seconds),
+            md="11-28",
+            hms=f"{2 + seconds // 3600 % 20:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}",
+            rid=rid,
+            uuid=f"{rid[:8]}-{rid[8:12]}-{rid[12:16]}-{rid[16:20]}-{rid[20:]}",
+        )
+        if rng.random() < 1 / 5000:
+            yield FAILED_REQUEST.format(**values)
+        else:
+            yield rng.choices(SERVING, SERVING_WEIGHTS)[0].format(**values)
+
+
 def distinct_errors(rng: random.Random, ranks: int) -> Iterator[str]:
     """Error lines that differ in their words, not only their numbers: no two share a shape."""
     letters = string.ascii_lowercase
@@ -125,6 +159,8 @@ def workload_lines(workload: str, rng: random.Random, ranks: int) -> Iterator[st
         return lines(rng, ranks, 0.01)
     if workload == "noisy":
         return lines(rng, ranks, 1 / 5000, noise_rate=0.25)
+    if workload == "requests":
+        return serving(rng)
     if workload == "distinct":
         return distinct_errors(rng, ranks)
     if workload == "long-line":

@@ -19,6 +19,7 @@ import re
 
 from triage.engine.held_lines import Seen
 from triage.engine.normalize import DIGITS_TO_ZERO
+from triage.engine.shapes import MATCH_WINDOW
 
 HEX_ID = re.compile(
     rb"(?<![0-9A-Za-z])"
@@ -59,7 +60,8 @@ class HexIds:
         followers: list[Follower] = []
         firsts: dict[bytes, int] = {}
         for line in lines:
-            masked = masked_ids(block[line[0] : line[1]])
+            # A line longer than a match window is never registered: scanned where it lies.
+            masked = masked_ids(block[line[0] : line[1]]) if line[1] - line[0] <= MATCH_WINDOW else None
             if masked is None:
                 to_match.append(line)
                 continue
