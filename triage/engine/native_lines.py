@@ -75,9 +75,9 @@ class NativeLines:
         self._fresh: list[Fresh] = []
         """The first lines of the last block's new shapes, to register once the scanner has matched them."""
         self._matched: dict[int, Fresh] = {}
-        self._hex_ids = HexIds()
         """What the first lines of the block's new shapes matched, by where they start, when
         `_quiet_first` matched them already."""
+        self._hex_ids = HexIds()
 
     def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         seen = self._table.classify(block, *span)
