@@ -5,12 +5,14 @@ cmpl-3f9a2b7c...-0: prompt: ...`, `Finished request chatcmpl-ecd16485-06a5-...`)
 of their own: every one went through the prefilters and, where its digits might be a bare code, the
 error-line patterns, about 50 us a line (64 MiB of them: 10 s, where ripgrep takes 0.05 s). Here a
 new line's shape with its long hex ids masked too is looked up among those that needed nothing
-before; such a line needs nothing either, and is not matched.
+before; such a line needs nothing either, and is not matched. Once a block is settled, the native
+table learns the masked shape too (it reads ids as HEX_ID does) and skips such lines itself.
 
 Only ids of HEX_ID's kinds are masked: at least 20 hex digits in one case, or a UUID. Nothing the
 KB looks for lies inside such an id: a pattern that matched there would match a random id by
-chance. Error codes (`0x05000002`, 10 characters) and addresses (`0x7f3a2c1b4d90`) stay as they are.
-A line whose digits a pattern can tell apart (`NativeLines` calls it not alike) teaches nothing.
+chance, and a digit inside one is no code (`NativeLines` judges digits with ids masked). Error codes
+(`0x05000002`, 10 characters) and addresses (`0x7f3a2c1b4d90`) stay as they are. A line whose other
+digits a pattern can tell apart (`NativeLines` calls it not alike) teaches nothing.
 """
 
 from __future__ import annotations
