@@ -174,8 +174,11 @@ static uint64_t masked_hash(const unsigned char *line, Py_ssize_t length, unsign
         scratch[out++] = (c >= '1' && c <= '9') ? '0' : c;
     }
     *masked_length = (uint32_t)out;
+    if (!ids) {
+        return 0;
+    }
     uint64_t hash = shape_hash(scratch, out) ^ MASKED_SALT;
-    return ids ? (hash ? hash : 1) : 0;
+    return hash ? hash : 1;
 }
 
 static Slot *find_slot(Shapes *self, uint64_t hash, uint32_t length) {
