@@ -241,3 +241,39 @@ def test_a_hex_id_is_masked_but_codes_and_addresses_are_not():
     assert masked_ids(b"SHA 9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08") == b"SHA <id>"
     assert masked_ids(b"HCCL error code 0x05000002 at 0x7f3a2c1b4d90, step 123") is None
     assert masked_ids(b"mixed 3f9a2b7c8d1e4f60A1B2c3d4e5f6a7b8") is None  # not one case: not an id
+
+
+ACCESS = 'INFO:     10.0.{w}.{q}:{port} - "POST /v1/chat/completions HTTP/1.1" {status} OK'
+
+
+def access_log(lines: int, seed: int) -> bytes:
+    """uvicorn's access lines: their status is a digit a pattern names (the serving-route entry's 404)
+    and their port may be a bare code (507015); the rest of their digits no pattern reads."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(lines):
+        port = rng.choice(["507015", "65504", str(rng.randrange(1000, 999999))])
+        status = rng.choice(["200"] * 30 + ["404"])
+        out.append(ACCESS.format(w=rng.randrange(8), q=rng.randrange(32), port=port, status=status))
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 7919])
+def test_lines_told_apart_by_digits_are_grouped_in_the_table(engine_kb, prefilter, monkeypatch, chunk):
+    from triage.engine.native_lines import NativeLines
+
+    apart = []
+    match_apart = NativeLines._match_apart
+
+    def counting(self, block, lines, at, needs):
+        apart.extend(lines)
+        return match_apart(self, block, lines, at, needs)
+
+    monkeypatch.setattr(NativeLines, "_match_apart", counting)
+    data = access_log(6000, seed=11)
+    native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
+    assert {d.id for d in native.result().diagnoses} >= {"family-serving-route-not-found"}
+    if chunk < len(data):
+        # Once a block has taught the table a group that needs nothing, its lines stay there.
+        assert len(apart) < 6000 // 2

@@ -19,7 +19,7 @@
 #include <emmintrin.h>
 #endif
 
-enum { KIND_QUIET = 0, KIND_CAUSE = 1, KIND_ACTIVE = 2 };
+enum { KIND_QUIET = 0, KIND_CAUSE = 1, KIND_ACTIVE = 2, KIND_GROUPED = 3 };
 
 typedef struct {
     uint64_t hash; /* 0: an empty slot (a real hash of 0 is stored as 1) */
@@ -54,6 +54,8 @@ typedef struct {
     Py_ssize_t lines; /* in the range of the last classify call */
     unsigned char *scratch; /* long_line bytes: a line with its hex ids masked (see masked_hash) */
     Py_ssize_t masked_count; /* shapes registered by their masked hash: none, no masking on a miss */
+    uint64_t *named_runs, *coded_runs; /* by id, of a GROUPED shape: its digit runs that count (see group_hash) */
+    PyObject *codes; /* the bare codes: a tuple of (digits, boundary before, boundary after) */
 } Shapes;
 
 static const uint64_t ONES = 0x0101010101010101ULL;
@@ -239,11 +241,74 @@ static int quiet_ids(Shapes *self, const unsigned char *line, Py_ssize_t length)
     return slot->hash != 0 && slot->kind == KIND_QUIET;
 }
 
+/* Lines of a GROUPED shape fall into groups, as triage/engine/digit_groups.py keys them: by the digits
+ * of its named runs (bit n of named: its n-th run of digits), and of each coded run, its digits if a
+ * bare code is in it, else nothing. A code is in a run as Python's `codes.search(line, start, end)`
+ * finds it: anywhere in it, or, with a word boundary before (after), only at its start after a
+ * character that is no letter, digit or '_' (only at its end). */
+static const uint64_t GROUP_SALT = 0x2545F4914F6CDD1DULL;
+
+static inline int word(unsigned char c) { return alnum(c) || c == '_'; }
+
+static int code_in(PyObject *codes, const unsigned char *line, Py_ssize_t start, Py_ssize_t end) {
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(codes); n++) {
+        PyObject *code = PyTuple_GET_ITEM(codes, n);
+        const char *digits = PyBytes_AS_STRING(PyTuple_GET_ITEM(code, 0));
+        Py_ssize_t size = PyBytes_GET_SIZE(PyTuple_GET_ITEM(code, 0));
+        int before = PyObject_IsTrue(PyTuple_GET_ITEM(code, 1)), after = PyObject_IsTrue(PyTuple_GET_ITEM(code, 2));
+        for (Py_ssize_t at = start; at + size <= end; at++) {
+            if (before && (at != start || (start > 0 && word(line[start - 1])))) {
+                break;
+            }
+            if (after && at + size != end) {
+                continue;
+            }
+            if (memcmp(line + at, digits, (size_t)size) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static uint64_t group_hash(const Shapes *self, const unsigned char *line, Py_ssize_t length, int32_t id) {
+    uint64_t named = self->named_runs[id], coded = self->coded_runs[id];
+    uint64_t hash = mix((uint64_t)(uint32_t)id ^ GROUP_SALT, 0x9E3779B97F4A7C15ULL);
+    int run = 0;
+    for (Py_ssize_t at = 0; at < length && run < 64;) {
+        if (line[at] < '0' || line[at] > '9') {
+            at++;
+            continue;
+        }
+        Py_ssize_t start = at;
+        while (at < length && line[at] >= '0' && line[at] <= '9') {
+            at++;
+        }
+        int counts = (named >> run & 1) || ((coded >> run & 1) && code_in(self->codes, line, start, at));
+        uint64_t digits = 0xCBF29CE484222325ULL; /* FNV-1a over the run's digits, as they are */
+        for (Py_ssize_t n = start; counts && n < at; n++) {
+            digits = (digits ^ line[n]) * 0x100000001B3ULL;
+        }
+        hash = mix(hash ^ (counts ? digits : 0), 0xA0761D6478BD642FULL ^ (uint64_t)run);
+        run++;
+    }
+    return hash ? hash : 1;
+}
+
+/* Whether a line of a GROUPED shape belongs to a group registered as QUIET. */
+static int quiet_group(Shapes *self, const unsigned char *line, Py_ssize_t length, const Slot *shape) {
+    const Slot *slot = find_slot(self, group_hash(self, line, length, shape->id), (uint32_t)length);
+    return slot->hash != 0 && slot->kind == KIND_QUIET;
+}
+
 static void Shapes_dealloc(Shapes *self) {
     PyMem_Free(self->slots);
     PyMem_Free(self->held);
     PyMem_Free(self->fresh);
     PyMem_Free(self->scratch);
+    PyMem_Free(self->named_runs);
+    PyMem_Free(self->coded_runs);
+    Py_XDECREF(self->codes);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -278,6 +343,18 @@ static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     self->masked_count = 0;
+    PyMem_Free(self->named_runs);
+    PyMem_Free(self->coded_runs);
+    self->named_runs = PyMem_Calloc((size_t)limit, sizeof(uint64_t));
+    self->coded_runs = PyMem_Calloc((size_t)limit, sizeof(uint64_t));
+    if (self->named_runs == NULL || self->coded_runs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_XSETREF(self->codes, PyTuple_New(0));
+    if (self->codes == NULL) {
+        return -1;
+    }
     self->held_count = 0;
     self->lines = 0;
     return 0;
@@ -355,6 +432,9 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                     if (hold(self, position, line_end, index, slot) < 0) {
                         goto fail;
                     }
+                    goto next;
+                }
+                if (slot->kind == KIND_GROUPED && quiet_group(self, data + position, length, slot)) {
                     goto next;
                 }
                 id = slot->id;
@@ -452,33 +532,9 @@ done:
     return out;
 }
 
-PyDoc_STRVAR(register_doc,
-             "register(line, kind, group=0, masked=False) -> int\n\n"
-             "Remember the shape of `line` (bytes without its newline) as QUIET, CAUSE (of `group`, see\n"
-             "held) or ACTIVE; returns\n"
-             "its id, the number of shapes registered before it. A full table starts over first: an id\n"
-             "of 0 tells the caller to forget what the old ids stood for. A shape registered again\n"
-             "keeps its id and takes the new kind. With `masked`, the shape of the line with its hex\n"
-             "ids masked (QUIET only): lines not registered that differ from it only in their ids are\n"
-             "skipped; -1 for a line that holds no id.");
-
-static PyObject *Shapes_register(Shapes *self, PyObject *args) {
-    Py_buffer view;
-    int kind, group = 0, masked = 0;
-    if (!PyArg_ParseTuple(args, "y*i|ip", &view, &kind, &group, &masked)) {
-        return NULL;
-    }
-    if (kind < KIND_QUIET || kind > KIND_ACTIVE || group < 0 || view.len > self->long_line || (masked && kind != KIND_QUIET)) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "kind must be QUIET, CAUSE or ACTIVE (QUIET if masked), group at least 0, and the line at most long_line");
-        return NULL;
-    }
-    uint32_t length = (uint32_t)view.len;
-    uint64_t hash = masked ? masked_hash(view.buf, view.len, self->scratch, &length) : shape_hash(view.buf, view.len);
-    PyBuffer_Release(&view);
-    if (!hash) {
-        return PyLong_FromLong(-1);
-    }
+/* The slot of a shape, new (with the next id) if it is not in the table; a full table starts over
+ * first. A masked shape is counted, so that misses look it up only where one is registered. */
+static Slot *insert_slot(Shapes *self, uint64_t hash, uint32_t length, int masked) {
     Slot *slot = find_slot(self, hash, length);
     if (slot->hash == 0) {
         if (self->count >= self->limit) {
@@ -490,9 +546,95 @@ static PyObject *Shapes_register(Shapes *self, PyObject *args) {
         *slot = (Slot){hash, length, (int32_t)self->count++, 0, 0};
         self->masked_count += masked;
     }
+    return slot;
+}
+
+PyDoc_STRVAR(register_doc,
+             "register(line, kind, group=0, masked=False, named=0, coded=0) -> int\n\n"
+             "Remember the shape of `line` (bytes without its newline) as QUIET, CAUSE (of `group`, see\n"
+             "held), ACTIVE or GROUPED; returns\n"
+             "its id, the number of shapes registered before it. A full table starts over first: an id\n"
+             "of 0 tells the caller to forget what the old ids stood for. A shape registered again\n"
+             "keeps its id and takes the new kind. With `masked`, the shape of the line with its hex\n"
+             "ids masked (QUIET only): lines not registered that differ from it only in their ids are\n"
+             "skipped; -1 for a line that holds no id. A GROUPED shape's lines are handed back with its\n"
+             "id, but those of a group registered QUIET (register_group) are skipped: a group is the\n"
+             "digits of its `named` runs (bit n: the line's n-th run of digits) and of its `coded` runs\n"
+             "that hold a bare code (set_codes).");
+
+static PyObject *Shapes_register(Shapes *self, PyObject *args) {
+    Py_buffer view;
+    int kind, group = 0, masked = 0;
+    unsigned long long named = 0, coded = 0;
+    if (!PyArg_ParseTuple(args, "y*i|ipKK", &view, &kind, &group, &masked, &named, &coded)) {
+        return NULL;
+    }
+    if (kind < KIND_QUIET || kind > KIND_GROUPED || group < 0 || view.len > self->long_line ||
+        (masked && kind != KIND_QUIET) || ((named || coded) && kind != KIND_GROUPED)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "kind must be QUIET, CAUSE, ACTIVE or GROUPED (QUIET if masked; runs only if GROUPED), "
+                                          "group at least 0, and the line at most long_line");
+        return NULL;
+    }
+    uint32_t length = (uint32_t)view.len;
+    uint64_t hash = masked ? masked_hash(view.buf, view.len, self->scratch, &length) : shape_hash(view.buf, view.len);
+    PyBuffer_Release(&view);
+    if (!hash) {
+        return PyLong_FromLong(-1);
+    }
+    Slot *slot = insert_slot(self, hash, length, masked);
     slot->kind = kind;
     slot->group = group;
+    self->named_runs[slot->id] = named;
+    self->coded_runs[slot->id] = coded;
     return PyLong_FromLong(slot->id);
+}
+
+PyDoc_STRVAR(register_group_doc,
+             "register_group(line) -> int\n\n"
+             "Remember the group of `line` under its GROUPED shape as QUIET (see register): its id, as\n"
+             "register gives it; -1 when the line's shape is not GROUPED.");
+
+static PyObject *Shapes_register_group(Shapes *self, PyObject *args) {
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) {
+        return NULL;
+    }
+    const Slot *shape = view.len <= self->long_line ? find_slot(self, shape_hash(view.buf, view.len), (uint32_t)view.len) : NULL;
+    if (shape == NULL || shape->hash == 0 || shape->kind != KIND_GROUPED) {
+        PyBuffer_Release(&view);
+        return PyLong_FromLong(-1);
+    }
+    uint64_t hash = group_hash(self, view.buf, view.len, shape->id);
+    uint32_t length = (uint32_t)view.len;
+    PyBuffer_Release(&view);
+    Slot *slot = insert_slot(self, hash, length, 0);
+    slot->kind = KIND_QUIET;
+    slot->group = 0;
+    self->named_runs[slot->id] = self->coded_runs[slot->id] = 0;
+    return PyLong_FromLong(slot->id);
+}
+
+PyDoc_STRVAR(set_codes_doc,
+             "set_codes(codes)\n\n"
+             "The bare codes a coded run of a GROUPED shape is searched for: a tuple of (digits: bytes,\n"
+             "boundary_before: bool, boundary_after: bool), as the codes' regex reads them.");
+
+static PyObject *Shapes_set_codes(Shapes *self, PyObject *args) {
+    PyObject *codes;
+    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &codes)) {
+        return NULL;
+    }
+    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(codes); n++) {
+        PyObject *code = PyTuple_GET_ITEM(codes, n);
+        if (!PyTuple_Check(code) || PyTuple_GET_SIZE(code) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(code, 0))) {
+            PyErr_SetString(PyExc_TypeError, "codes must be (bytes, bool, bool) tuples");
+            return NULL;
+        }
+    }
+    Py_INCREF(codes);
+    Py_XSETREF(self->codes, codes);
+    Py_RETURN_NONE;
 }
 
 static Py_ssize_t Shapes_len(Shapes *self) { return self->count; }
@@ -501,6 +643,8 @@ static PyMethodDef Shapes_methods[] = {
     {"classify", (PyCFunction)Shapes_classify, METH_VARARGS, classify_doc},
     {"held", (PyCFunction)Shapes_held, METH_VARARGS, held_doc},
     {"register", (PyCFunction)Shapes_register, METH_VARARGS, register_doc},
+    {"register_group", (PyCFunction)Shapes_register_group, METH_VARARGS, register_group_doc},
+    {"set_codes", (PyCFunction)Shapes_set_codes, METH_VARARGS, set_codes_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -541,7 +685,7 @@ PyMODINIT_FUNC PyInit__lineshapes(void) {
     }
     if (PyModule_AddObjectRef(m, "Shapes", (PyObject *)&ShapesType) < 0 ||
         PyModule_AddIntConstant(m, "QUIET", KIND_QUIET) < 0 || PyModule_AddIntConstant(m, "CAUSE", KIND_CAUSE) < 0 ||
-        PyModule_AddIntConstant(m, "ACTIVE", KIND_ACTIVE) < 0) {
+        PyModule_AddIntConstant(m, "ACTIVE", KIND_ACTIVE) < 0 || PyModule_AddIntConstant(m, "GROUPED", KIND_GROUPED) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from functools import cached_property
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any, Generic, TypeVar
 
 from triage.engine.compiled import CompiledKB
 from triage.engine.digits import ANY_DIGIT, MARK
@@ -37,6 +40,7 @@ class DigitGroups(Generic[Found]):
         self._probe_sources, codes, widened_codes = digit_reads_of(kb)
         self._probes: dict[int, list[re.Pattern[str]] | None] = {}
         self._codes = _alternation(codes)
+        self._code_sources = codes
         self._maybe_codes = _alternation(widened_codes)
         self._reads: dict[bytes, tuple[list[Span], list[Span]]] = {}
         """Of a shape: its digit runs that a named digit can fall on, and those only a code can be."""
@@ -57,6 +61,24 @@ class DigitGroups(Generic[Found]):
             *[raw[start:end] for start, end in named],
             *[raw[start:end] if codes and codes.search(raw, start, end) else b"" for start, end in coded],
         )
+
+    def runs(self, raw: bytes) -> tuple[int, int] | None:
+        """The line's group as the native table keys it: which of its digit runs are named and which
+        coded (bit n: its n-th run), or None where the table cannot (a run past the 64th, codes
+        the table cannot read)."""
+        masked = raw.translate(DIGITS_TO_ZERO)
+        named, coded = self._reads.get(masked) or self._sort_runs(masked)
+        spans = [match.span() for match in RUNS.finditer(masked)]
+        at = {span: n for n, span in enumerate(spans)}
+        if len(spans) > 64 or (coded and self.code_strings is None):
+            return None
+        return sum(1 << at[span] for span in named), sum(1 << at[span] for span in coded)
+
+    @cached_property
+    def code_strings(self) -> tuple[tuple[bytes, bool, bool], ...] | None:
+        """The bare codes as the native table searches a run for them: (digits, a word boundary
+        before, after), one per string a code's regex spells; None if one spells no few strings."""
+        return _fixed_codes(self._code_sources)
 
     def get(self, key: Hashable) -> Found | None:
         return self._found.get(key)
@@ -98,3 +120,40 @@ class DigitGroups(Generic[Found]):
 
 def _alternation(patterns: list[str]) -> re.Pattern[bytes] | None:
     return re.compile("|".join(f"(?:{p})" for p in patterns).encode(), re.IGNORECASE) if patterns else None
+
+
+def _fixed_codes(codes: list[str]) -> tuple[tuple[bytes, bool, bool], ...] | None:
+    """Each code's strings, with whether a word boundary comes before and after them (`\\b507015\\b`,
+    `\\b1070(?:25|33)\\b`): None if a code is any other kind of pattern."""
+    found: list[tuple[bytes, bool, bool]] = []
+    for code in codes:
+        items = list(sre_parse.parse(code))
+        before = bool(items) and items[0] == (sre.AT, sre.AT_BOUNDARY)
+        after = len(items) > int(before) and items[-1] == (sre.AT, sre.AT_BOUNDARY)
+        strings = _spelled(items[int(before) : len(items) - int(after)])
+        if not strings:
+            return None
+        found += [(string.encode(), before, after) for string in strings]
+    return tuple(found)
+
+
+def _spelled(items: list[tuple[Any, Any]]) -> list[str] | None:
+    """The strings of digits a sequence of parts spells (literals, classes of literals, groups of
+    alternatives), or None for any other part."""
+    spelled = [""]
+    for op, value in items:
+        if op is sre.LITERAL:
+            options: list[str] | None = [chr(value)]
+        elif op is sre.IN and all(kind is sre.LITERAL for kind, _ in value):
+            options = [chr(item) for _, item in value]
+        elif op is sre.SUBPATTERN:
+            options = _spelled(list(value[-1]))
+        elif op is sre.BRANCH:
+            branches = [_spelled(list(branch)) for branch in value[1]]
+            options = None if any(b is None for b in branches) else [s for b in branches for s in b or ()]
+        else:
+            options = None
+        if not options or len(spelled) * len(options) > 64:
+            return None
+        spelled = [text + more for text in spelled for more in options]
+    return spelled if all(text.isdigit() for text in spelled) else None

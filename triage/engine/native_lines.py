@@ -35,6 +35,8 @@ from triage.engine.prefilter import CONTEXT, Candidate
 from triage.engine.shapes import MATCH_WINDOW
 from triage.engine.unclaimed import FRAME, MAX_FRAMES, UnclaimedErrors
 
+QUIET_GROUPS = 1 << 14
+"""Digit groups remembered as judged, before starting over."""
 NATIVE_SHAPES = 1 << 16
 """Shapes the table remembers before it starts over: about 2 MB, however many distinct lines."""
 NEWLINE = ord("\n")
@@ -78,6 +80,10 @@ class NativeLines:
         """What the first lines of the block's new shapes matched, by where they start, when
         `_quiet_first` matched them already."""
         self._hex_ids = HexIds()
+        self._group_verdicts: dict[Hashable, bool] = {}
+        """The digit groups judged so far, by whether they need nothing."""
+        self._quiet_groups: set[Hashable] = set()
+        """Those registered with the table, which skips their lines."""
 
     def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         seen = self._table.classify(block, *span)
@@ -130,7 +136,12 @@ class NativeLines:
                 if kind == _lineshapes.CAUSE and cause_ids is not None
                 else NOT_HELD
             )
-            self._register(raw, (kind, max(group, 0)), needs, held_as)
+            # A shape whose digits tell its lines apart: the table groups them by those digits.
+            runs = self._digit_groups.runs(raw) if needs is APART else None
+            if runs is not None:
+                self._register(raw, (_lineshapes.GROUPED, 0), needs, held_as, runs=runs)
+            else:
+                self._register(raw, (kind, max(group, 0)), needs, held_as)
         self._fresh = []
         self._hex_ids.block_done()
 
@@ -152,17 +163,23 @@ class NativeLines:
         held_as: HeldShape,
         *,
         masked: bool = False,
+        runs: tuple[int, int] = (0, 0),
     ) -> None:
         """Register a shape with the table (kind and group) and what it needs, under its id."""
-        shape = self._table.register(raw, *kind, masked)
+        self._note(self._table.register(raw, *kind, masked, *runs), needs, held_as)
+
+    def _note(self, shape: int, needs: Needs | Apart | None, held_as: HeldShape) -> None:
+        """What the shape the table registered under this id needs (-1: it registered none: a
+        masked line in which it finds no id, a group of a shape it does not group)."""
         if shape < 0:
-            return  # masked: the table finds no id in the line (it reads ids as `hex_ids` does)
+            return
         if shape == len(self._known):
             self._known.append(needs)
             self._held_as.append(held_as)
         elif len(self._table) == 1:
             self._known, self._held_as = [needs], [held_as]  # the table was full and started over
             self._hex_ids.forget()
+            self._quiet_groups.clear()
         else:
             self._known[shape], self._held_as[shape] = needs, held_as
 
@@ -241,13 +258,35 @@ class NativeLines:
         for key, fresh in zip(alone, self._match(block, list(alone.values()), judge=False)):
             found[key] = fresh[2:4]
             groups.put(key, found[key])
-        for key, n in zip(keys, at):
+        for key, n, (start, end, _, _) in zip(keys, at, lines):
             needs[n] = found[key]
+            if key in self._quiet_groups:
+                continue
+            quiet = self._group_verdicts.get(key)
+            if quiet is None:
+                if len(self._group_verdicts) >= QUIET_GROUPS:
+                    self._group_verdicts.clear()
+                quiet = self._group_verdicts[key] = self._needs_nothing(block[start:end], found[key])
+            if quiet:  # the table skips the group's lines once their shape is registered as GROUPED
+                shape = self._table.register_group(block[start:end])
+                if shape >= 0:
+                    self._quiet_groups.add(key)
+                    self._note(shape, None, NOT_HELD)
+
+    def _needs_nothing(self, raw: bytes, needs: Needs) -> bool:
+        """Whether a line (and so its digit group) needs nothing: no pattern flagged it, or only
+        cause patterns that confirm nothing on it."""
+        ids, cause_ids = needs
+        if ids is not CAUSE_ONLY:
+            return False
+        return cause_ids is None or not self._scope.cause_lines.supports(raw.translate(DIGITS_TO_ZERO), raw, cause_ids)
 
     @cached_property
     def _digit_groups(self) -> DigitGroups[Needs]:
         # Made on the first such line: most logs have none, and some tests build KBs of their own.
-        return DigitGroups(self._scope.kb, self._scope.prefilter)
+        groups: DigitGroups[Needs] = DigitGroups(self._scope.kb, self._scope.prefilter)
+        self._table.set_codes(groups.code_strings or ())
+        return groups
 
     def _match(self, block: bytes, new: list[Seen], *, judge: bool = True) -> list[Fresh]:
         """Prefilter ids of new lines: (start, end, ids, cause ids, alike), alike telling (when asked
