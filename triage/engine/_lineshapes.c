@@ -549,6 +549,15 @@ static Slot *insert_slot(Shapes *self, uint64_t hash, uint32_t length, int maske
     return slot;
 }
 
+/* A slot's kind (and group, and digit runs of a GROUPED shape), and its id for the caller. */
+static PyObject *registered(Shapes *self, Slot *slot, int kind, int group, uint64_t named, uint64_t coded) {
+    slot->kind = kind;
+    slot->group = group;
+    self->named_runs[slot->id] = named;
+    self->coded_runs[slot->id] = coded;
+    return PyLong_FromLong(slot->id);
+}
+
 PyDoc_STRVAR(register_doc,
              "register(line, kind, group=0, masked=False, named=0, coded=0) -> int\n\n"
              "Remember the shape of `line` (bytes without its newline) as QUIET, CAUSE (of `group`, see\n"
@@ -582,12 +591,7 @@ static PyObject *Shapes_register(Shapes *self, PyObject *args) {
     if (!hash) {
         return PyLong_FromLong(-1);
     }
-    Slot *slot = insert_slot(self, hash, length, masked);
-    slot->kind = kind;
-    slot->group = group;
-    self->named_runs[slot->id] = named;
-    self->coded_runs[slot->id] = coded;
-    return PyLong_FromLong(slot->id);
+    return registered(self, insert_slot(self, hash, length, masked), kind, group, named, coded);
 }
 
 PyDoc_STRVAR(register_group_doc,
@@ -608,11 +612,7 @@ static PyObject *Shapes_register_group(Shapes *self, PyObject *args) {
     uint64_t hash = group_hash(self, view.buf, view.len, shape->id);
     uint32_t length = (uint32_t)view.len;
     PyBuffer_Release(&view);
-    Slot *slot = insert_slot(self, hash, length, 0);
-    slot->kind = KIND_QUIET;
-    slot->group = 0;
-    self->named_runs[slot->id] = self->coded_runs[slot->id] = 0;
-    return PyLong_FromLong(slot->id);
+    return registered(self, insert_slot(self, hash, length, 0), KIND_QUIET, 0, 0, 0);
 }
 
 PyDoc_STRVAR(set_codes_doc,
