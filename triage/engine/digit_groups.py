@@ -18,10 +18,11 @@ from collections.abc import Hashable
 from functools import cached_property
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from triage.engine.compiled import CompiledKB
 from triage.engine.digits import ANY_DIGIT, MARK
+from triage.engine.literal_gate import exact_strings
 from triage.engine.normalize import DIGITS_TO_ZERO
 from triage.engine.prefilter import Prefilter, digit_reads_of
 
@@ -130,30 +131,8 @@ def _fixed_codes(codes: list[str]) -> tuple[tuple[bytes, bool, bool], ...] | Non
         items = list(sre_parse.parse(code))
         before = bool(items) and items[0] == (sre.AT, sre.AT_BOUNDARY)
         after = len(items) > int(before) and items[-1] == (sre.AT, sre.AT_BOUNDARY)
-        strings = _spelled(items[int(before) : len(items) - int(after)])
-        if not strings:
+        strings = exact_strings(items[int(before) : len(items) - int(after)])
+        if not strings or not all(string.isdigit() for string in strings):
             return None
         found += [(string.encode(), before, after) for string in strings]
     return tuple(found)
-
-
-def _spelled(items: list[tuple[Any, Any]]) -> list[str] | None:
-    """The strings of digits a sequence of parts spells (literals, classes of literals, groups of
-    alternatives), or None for any other part."""
-    spelled = [""]
-    for op, value in items:
-        if op is sre.LITERAL:
-            options: list[str] | None = [chr(value)]
-        elif op is sre.IN and all(kind is sre.LITERAL for kind, _ in value):
-            options = [chr(item) for _, item in value]
-        elif op is sre.SUBPATTERN:
-            options = _spelled(list(value[-1]))
-        elif op is sre.BRANCH:
-            branches = [_spelled(list(branch)) for branch in value[1]]
-            options = None if any(b is None for b in branches) else [s for b in branches for s in b or ()]
-        else:
-            options = None
-        if not options or len(spelled) * len(options) > 64:
-            return None
-        spelled = [text + more for text in spelled for more in options]
-    return spelled if all(text.isdigit() for text in spelled) else None

@@ -176,7 +176,8 @@ _JUDGED = tuple(
 )
 """_KINDS as judged: (kind, pattern, whether it reads the lowered text)."""
 _NOT_AN_ERROR_LOWERED = GatedPattern(_for_lowered(_NOT_AN_ERROR))
-_LEVELS = (GatedPattern(_LEVEL_WORDS), GatedPattern(_LEVEL_STAMPS))
+_LEVELS = tuple(pattern for kind, pattern, _ in _JUDGED if kind == LEVEL)
+"""The level's patterns as judged, for a prefix alone."""
 _CAUGHT = re.compile(r"\b(?:with|due to|because of)\s+[\w.]*(?:Error|Exception)\(")
 """An exception a logger reports as the reason for something it went past (its repr after "with")."""
 PATTERNS: tuple[str, ...] = (

@@ -81,10 +81,6 @@ class HexIds:
         """The masked shape of the block's new line at `start`, if it holds hex ids."""
         return self._masked.get(start)
 
-    def holds_ids(self, start: int) -> bool:
-        """Whether the block's new line at `start` holds hex ids."""
-        return start in self._masked
-
     def learn(self, start: int) -> bool:
         """Remember that the new line at `start` (holding ids) needed nothing; False if known."""
         masked = self._masked[start]

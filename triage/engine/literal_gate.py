@@ -130,27 +130,33 @@ def _candidates(items: list[tuple[Any, Any]]) -> list[frozenset[str]]:
     return found
 
 
-def _fixed(op: Any, value: Any) -> list[str] | None:
-    """The few strings (lowered, digits as '0') one part matches: a character of a small class, a
-    group of literal alternatives (`(?:error|fatal)`), an optional or counted one (`(?:\\d{4})?`);
-    None for any other part."""
+def exact_strings(items: list[tuple[Any, Any]]) -> list[str] | None:
+    """The few strings a sequence of parsed parts matches as written (not lowered, digits kept), or
+    None: the bare codes the native table searches digit runs for (see `digit_groups`)."""
+    return _fixed_sequence(items, exact=True)
+
+
+def _fixed(op: Any, value: Any, exact: bool = False) -> list[str] | None:
+    """The few strings (lowered, digits as '0', unless `exact`) one part matches: a character of a
+    small class, a group of literal alternatives (`(?:error|fatal)`), an optional or counted one
+    (`(?:\\d{4})?`); None for any other part."""
     if op in ZERO_WIDTH:
         return [""]
     if op is sre.LITERAL or op is sre.IN:
-        return _chars(op, value)
+        return _chars(op, value, exact)
     if op is sre.SUBPATTERN:
-        return _fixed_sequence(list(value[-1]))
+        return _fixed_sequence(list(value[-1]), exact)
     if op is sre.BRANCH:
         spelled: list[str] = []
         for branch in value[1]:
-            alternative = _fixed_sequence(list(branch))
+            alternative = _fixed_sequence(list(branch), exact)
             if alternative is None:
                 return None
             spelled += alternative
         return _few(spelled)
     if op in REPEATS and value[1] <= MAX_EXPANSION:
         low, high, part = value
-        once = _fixed_sequence(list(part))
+        once = _fixed_sequence(list(part), exact)
         if once is None:
             return None
         spelled, copies = [], [""]
@@ -164,11 +170,11 @@ def _fixed(op: Any, value: Any) -> list[str] | None:
     return None
 
 
-def _fixed_sequence(items: list[tuple[Any, Any]]) -> list[str] | None:
+def _fixed_sequence(items: list[tuple[Any, Any]], exact: bool = False) -> list[str] | None:
     """The few strings a sequence of parts matches (see `_fixed`), or None."""
     spelled: list[str] | None = [""]
     for op, value in items:
-        part = _fixed(op, value)
+        part = _fixed(op, value, exact)
         if part is None or spelled is None:
             return None
         spelled = _few([text + more for text in spelled for more in part])
@@ -181,19 +187,19 @@ def _few(spelled: list[str]) -> list[str] | None:
     return unique if len(unique) <= MAX_EXPANSION else None
 
 
-def _chars(op: Any, value: Any) -> list[str] | None:
-    """The characters (lowered, digits as '0') one part matches, where it is one of a few."""
+def _chars(op: Any, value: Any, exact: bool) -> list[str] | None:
+    """The characters (lowered, digits as '0', unless `exact`) one part matches, where it is one of a few."""
     if op is sre.LITERAL:
-        return [mask_digits(chr(value).lower())]
+        return [chr(value) if exact else mask_digits(chr(value).lower())]
     if op is not sre.IN:
         return None
     chars: set[str] = set()
     for kind, item in value:
         if kind is sre.LITERAL:
-            chars.add(mask_digits(chr(item).lower()))
-        elif kind is sre.CATEGORY and item is sre.CATEGORY_DIGIT:
+            chars.add(chr(item) if exact else mask_digits(chr(item).lower()))
+        elif not exact and kind is sre.CATEGORY and item is sre.CATEGORY_DIGIT:
             chars.add("0")
-        elif kind is sre.RANGE and ord("0") <= item[0] <= item[1] <= ord("9"):
+        elif not exact and kind is sre.RANGE and ord("0") <= item[0] <= item[1] <= ord("9"):
             chars.add("0")
         else:
             return None  # a negated class, a wider category or range

@@ -149,7 +149,7 @@ class NativeLines:
         """Whether the block's new line at `start` holds hex ids (see `hex_ids`): it never repeats,
         so it is kept out of the table; but if it needed nothing, its shape with the ids masked is
         registered, and the table skips the lines that differ from it only in their ids."""
-        if not self._hex_ids.holds_ids(start):
+        if self._hex_ids.masked(start) is None:
             return False
         if quiet and self._hex_ids.learn(start):
             self._register(raw, (_lineshapes.QUIET, 0), None, NOT_HELD, masked=True)
