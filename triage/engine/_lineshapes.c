@@ -135,50 +135,133 @@ static inline int alnum(unsigned char c) { return (c >= '0' && c <= '9') || ((c 
 static inline int lower_hex(unsigned char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 static inline int upper_hex(unsigned char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); }
 
-static Py_ssize_t id_at(const unsigned char *line, Py_ssize_t at, Py_ssize_t length) {
-    if (at + UUID_LENGTH <= length && (at + UUID_LENGTH == length || !alnum(line[at + UUID_LENGTH]))) {
-        Py_ssize_t n = 0;
-        for (; n < UUID_LENGTH; n++) {
-            int dash = n == 8 || n == 13 || n == 18 || n == 23;
-            if (dash ? line[at + n] != '-' : !lower_hex(line[at + n])) {
-                break;
-            }
-        }
-        if (n == UUID_LENGTH) {
-            return UUID_LENGTH;
+/* How many bytes from `at` on are hex digits of one case (with their digits). */
+static Py_ssize_t hex_run(const unsigned char *line, Py_ssize_t at, Py_ssize_t length, int upper) {
+    Py_ssize_t end = at;
+#if defined(__SSE2__)
+    const __m128i first_letter = _mm_set1_epi8(upper ? 'A' : 'a');
+    for (; end + 16 <= length; end += 16) {
+        __m128i chunk = _mm_loadu_si128((const __m128i *)(line + end));
+        __m128i digit = _mm_sub_epi8(chunk, _mm_set1_epi8('0'));
+        __m128i letter = _mm_sub_epi8(chunk, first_letter);
+        __m128i hex = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit),
+                                   _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(5)), letter));
+        unsigned other = ~(unsigned)_mm_movemask_epi8(hex) & 0xFFFFu;
+        if (other) {
+            return end + __builtin_ctz(other) - at;
         }
     }
-    Py_ssize_t end = at;
-    while (end < length && lower_hex(line[end])) {
+#endif
+    while (end < length && (upper ? upper_hex(line[end]) : lower_hex(line[end]))) {
         end++;
     }
-    if (end - at < ID_DIGITS || (end < length && alnum(line[end]))) {
-        end = at;
-        while (end < length && upper_hex(line[end])) {
-            end++;
-        }
-    }
-    return end - at >= ID_DIGITS && (end == length || !alnum(line[end])) ? end - at : 0;
+    return end - at;
 }
 
-static uint64_t masked_hash(const unsigned char *line, Py_ssize_t length, unsigned char *scratch, uint32_t *masked_length) {
-    Py_ssize_t out = 0, ids = 0;
-    for (Py_ssize_t at = 0; at < length;) {
-        Py_ssize_t id = (at == 0 || !alnum(line[at - 1])) ? id_at(line, at, length) : 0;
-        if (id) {
-            memcpy(scratch + out, "<id>", 4);
-            out += 4;
-            at += id;
-            ids++;
-            continue;
-        }
-        unsigned char c = line[at++];
-        scratch[out++] = (c >= '1' && c <= '9') ? '0' : c;
-    }
-    *masked_length = (uint32_t)out;
-    if (!ids) {
+static inline int ends_token(const unsigned char *line, Py_ssize_t at, Py_ssize_t length) {
+    return at == length || !alnum(line[at]);
+}
+
+/* A lowercase UUID's groups: 8-4-4-4-12 hex digits joined by dashes. */
+static int uuid_at(const unsigned char *line, Py_ssize_t at, Py_ssize_t length) {
+    static const int groups[] = {8, 4, 4, 4, 12};
+    if (at + UUID_LENGTH > length || !ends_token(line, at + UUID_LENGTH, length)) {
         return 0;
     }
+    for (int n = 0; n < 5; n++) {
+        if (hex_run(line, at, length, 0) != groups[n] || (n < 4 && line[at + groups[n]] != '-')) {
+            return 0;
+        }
+        at += groups[n] + 1;
+    }
+    return 1;
+}
+
+/* The length of the id that starts at a token start `at`, or 0. */
+static Py_ssize_t id_at(const unsigned char *line, Py_ssize_t at, Py_ssize_t length) {
+    Py_ssize_t run = hex_run(line, at, length, 0);
+    if (run == 8 && uuid_at(line, at, length)) {
+        return UUID_LENGTH;
+    }
+    if (run < ID_DIGITS || !ends_token(line, at + run, length)) {
+        run = hex_run(line, at, length, 1);
+    }
+    return run >= ID_DIGITS && ends_token(line, at + run, length) ? run : 0;
+}
+
+/* Bit n: whether line[at + n] is a hex digit of either case; bytes from `length` on read as not. */
+static uint64_t hex_bits(const unsigned char *line, Py_ssize_t at, Py_ssize_t length) {
+    unsigned char tail[64];
+    const unsigned char *bytes = line + at;
+    if (length - at < 64) { /* never read past the line: it may end the buffer */
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, bytes, (size_t)(length - at));
+        bytes = tail;
+    }
+    uint64_t bits = 0;
+#if defined(__SSE2__)
+    for (int n = 0; n < 64; n += 16) {
+        __m128i chunk = _mm_loadu_si128((const __m128i *)(bytes + n));
+        __m128i digit = _mm_sub_epi8(chunk, _mm_set1_epi8('0'));
+        __m128i letter = _mm_sub_epi8(_mm_or_si128(chunk, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+        __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit);
+        __m128i is_letter = _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(5)), letter);
+        bits |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(is_digit, is_letter)) << n;
+    }
+#else
+    for (int n = 0; n < 64; n++) {
+        bits |= (uint64_t)(lower_hex(bytes[n]) || upper_hex(bytes[n])) << n;
+    }
+#endif
+    return bits;
+}
+
+/* Every id opens with a run of at least MIN_RUN hex digits (a UUID's first group, a long id's
+ * start), so only the tokens holding such a run are read: the runs are found 64 bytes at a time,
+ * and the text between ids is copied as it is (shape_hash masks its digits). */
+enum { MIN_RUN = 8 };
+
+static uint64_t masked_hash(const unsigned char *line, Py_ssize_t length, unsigned char *scratch, uint32_t *masked_length) {
+    Py_ssize_t out = 0, copied = 0, done = 0, ids = 0;
+    uint64_t next = length ? hex_bits(line, 0, length) : 0;
+    for (Py_ssize_t block = 0; block < length; block += 64) {
+        uint64_t here = next;
+        next = block + 64 < length ? hex_bits(line, block + 64, length) : 0;
+        uint64_t runs = here;
+        for (int k = 1; k < MIN_RUN; k++) {
+            runs &= (here >> k) | (next << (64 - k));
+        }
+        for (; runs; runs &= runs - 1) {
+            Py_ssize_t at = block + __builtin_ctzll(runs);
+            if (at < done) {
+                continue;
+            }
+            Py_ssize_t start = at;
+            while (start > done && alnum(line[start - 1])) {
+                start--;
+            }
+            Py_ssize_t id = start == 0 || !alnum(line[start - 1]) ? id_at(line, start, length) : 0;
+            if (id) {
+                memcpy(scratch + out, line + copied, (size_t)(start - copied));
+                out += start - copied;
+                memcpy(scratch + out, "<id>", 4);
+                out += 4;
+                copied = done = start + id;
+                ids++;
+                continue;
+            }
+            for (done = at; done < length && alnum(line[done]);) {
+                done++;
+            }
+        }
+    }
+    if (!ids) {
+        *masked_length = (uint32_t)length;
+        return 0;
+    }
+    memcpy(scratch + out, line + copied, (size_t)(length - copied));
+    out += length - copied;
+    *masked_length = (uint32_t)out;
     uint64_t hash = shape_hash(scratch, out) ^ MASKED_SALT;
     return hash ? hash : 1;
 }
@@ -230,12 +313,14 @@ static long fresh_shape(Shapes *self, uint64_t hash, uint32_t length, Py_ssize_t
     return -1;
 }
 
-/* Whether a line not registered differs only in hex ids from a registered QUIET one. */
+/* Of a line that holds hex ids: whether it differs only in them from a registered QUIET line.
+ * -1 for a line that holds none. Such a line is never registered as it is (see native_lines), so
+ * its own shape is not looked up. */
 static int quiet_ids(Shapes *self, const unsigned char *line, Py_ssize_t length) {
     uint32_t masked_length;
     uint64_t hash = masked_hash(line, length, self->scratch, &masked_length);
     if (!hash) {
-        return 0;
+        return -1;
     }
     const Slot *slot = find_slot(self, hash, masked_length);
     return slot->hash != 0 && slot->kind == KIND_QUIET;
@@ -422,9 +507,13 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
         Py_ssize_t length = line_end - position;
         long id = -1;
         if (length <= self->long_line) {
+            int ids_quiet = self->masked_count ? quiet_ids(self, data + position, length) : -1;
+            if (ids_quiet == 1) {
+                goto next;
+            }
             uint64_t hash = shape_hash(data + position, length);
-            Slot *slot = find_slot(self, hash, (uint32_t)length);
-            if (slot->hash != 0) {
+            Slot *slot = ids_quiet == 0 ? NULL : find_slot(self, hash, (uint32_t)length);
+            if (slot != NULL && slot->hash != 0) {
                 if (slot->kind == KIND_QUIET) {
                     goto next;
                 }
@@ -438,8 +527,6 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                     goto next;
                 }
                 id = slot->id;
-            } else if (self->masked_count && quiet_ids(self, data + position, length)) {
-                goto next;
             } else if ((id = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out))) == LONG_MIN) {
                 goto fail;
             }
