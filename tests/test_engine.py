@@ -82,6 +82,28 @@ def test_evidence_line_numbers_span_chunks(engine_kb, prefilter):
     assert result.stats.lines == 1001
 
 
+def test_a_reader_that_rewinds_to_its_last_line_end_finds_what_one_feed_finds(engine_kb, prefilter):
+    """`feed(data, end=n)` scans data[:n]; the reader gives data[n:] again. A read without a line
+    end (a line longer than a read) is carried over as usual."""
+    from triage.engine import Scanner
+
+    data = ("ok line 1\n" * 300 + OOM + "\n" + "x" * 5000 + "\n" + "ok line 2\n" * 300 + OOM + "\n").encode()
+    whole = Scanner(engine_kb, prefilter=prefilter)
+    whole.feed(data, "a.log")
+    whole.finish("a.log")
+    rewound = Scanner(engine_kb, prefilter=prefilter)
+    at = 0
+    while at < len(data):
+        chunk = data[at : at + 1000]
+        end = chunk.rfind(b"\n") + 1 or len(chunk)
+        rewound.feed(chunk, "a.log", end=end)
+        at += end
+    rewound.finish("a.log")
+    one, other = whole.result(), rewound.result()
+    assert one.diagnoses and one.diagnoses == other.diagnoses
+    assert (one.stats.lines, one.stats.bytes) == (other.stats.lines, other.stats.bytes) == (603, len(data))
+
+
 def test_python_prefilter_gives_the_same_results(engine_kb):
     from triage.engine import Scanner
     from triage.engine.prefilter import PythonPrefilter
@@ -134,6 +156,8 @@ def test_parallel_scan_gives_the_same_result_as_one_core(tmp_path, engine_kb, pr
     from triage.scanning import scan_sources
 
     monkeypatch.setattr(parallel, "MIN_PART_BYTES", 64 << 10)
+    # Reads that end inside lines: each worker rewinds to its last line end.
+    monkeypatch.setattr(parallel, "CHUNK_SIZE", 4099)
     rng = random.Random(3)
     lines = []
     for number in range(40000):

@@ -182,6 +182,27 @@ def test_a_plain_file_is_read_holding_one_chunk_at_a_time(tmp_path):
     assert peak < 2.5 * (1 << 20)
 
 
+def test_a_plain_file_is_read_to_line_ends_and_read_again_from_there(tmp_path):
+    from triage.sources import read_to_line_ends
+
+    content = b"short\r\n" + b"x" * 30 + b"\nline two\nline three\nno newline at the end"
+    path = tmp_path / "x.log"
+    path.write_bytes(codecs.BOM_UTF8 + content)
+    reads = list(read_to_line_ends(str(path), chunk_size=11))
+    assert b"".join(chunk[:end] for chunk, end in reads) == content
+    # Each read ends at a line end, but where a line is longer than a read, and at the file's end.
+    assert [chunk[:end] for chunk, end in reads] == [
+        b"short\r\n",
+        b"x" * 11,
+        b"x" * 11,
+        b"x" * 8 + b"\n",
+        b"line two\n",
+        b"line three\n",
+        b"no newline ",
+        b"at the end",
+    ]
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
 def test_a_utf16_log_is_read_as_text(tmp_path, encoding):
     # Windows PowerShell's `>` writes UTF-16: read raw, every other byte is a NUL and no word matches.

@@ -4,7 +4,6 @@ result is the same as a single-core scan."""
 
 from __future__ import annotations
 
-import codecs
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import BinaryIO
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
-from triage.sources import CHUNK_SIZE, display_name, read_in_one_pass
+from triage.sources import CHUNK_SIZE, display_name, read_in_one_pass, reads_to_line_ends
 
 MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
@@ -94,23 +93,16 @@ def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
     return size
 
 
-def _scan_range(path: str, start: int, end: int, source: str) -> tuple[ScanPart, str | None]:
-    """A worker's scan of path[start:end], and the one-line error that cut it short, if any."""
+def _scan_range(path: str, start: int, stop: int, source: str) -> tuple[ScanPart, str | None]:
+    """A worker's scan of path[start:stop], and the one-line error that cut it short, if any."""
     assert _worker_scanner is not None
     scanner = Scanner(_worker_scanner.kb, prefilter=_worker_scanner.prefilter)
     error = None
     try:
         with open(path, "rb") as handle:
             handle.seek(start)
-            remaining, at_file_start = end - start, start == 0
-            while remaining > 0:
-                chunk = handle.read(min(CHUNK_SIZE, remaining))
-                if not chunk:
-                    break
-                # The file's first read drops a UTF-8 BOM, as `sources.read_stream` does.
-                text = chunk.removeprefix(codecs.BOM_UTF8) if at_file_start else chunk
-                remaining, at_file_start = remaining - len(chunk), False
-                scanner.feed(text, source)
+            for chunk, end in reads_to_line_ends(handle, stop - start, CHUNK_SIZE):
+                scanner.feed(chunk, source, end=end)
     except OSError as exc:  # what was read before the fault still counts
         error = f"{path}: {exc.strerror or exc}"
     scanner.finish(source)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from triage.engine.scanner import Scanner
-from triage.sources import SourceError, display_name, read_chunks
+from triage.sources import SourceError, display_name, read_to_line_ends
 
 ProgressCallback = Callable[[str, int], None]
 """Called with (source name, bytes read so far from it) after each chunk."""
@@ -39,9 +39,9 @@ def scan_sources(
             continue
         done = 0
         try:
-            for chunk in read_chunks(path):
-                scanner.feed(chunk, name)
-                done += len(chunk)
+            for chunk, end in read_to_line_ends(path):
+                scanner.feed(chunk, name, end=end)
+                done += end
                 if progress is not None:
                     progress(name, done)
         except SourceError as exc:

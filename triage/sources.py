@@ -151,18 +151,59 @@ def read_chunks(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
     if path == "-":
         yield from read_stream(sys.stdin.buffer, path, chunk_size)
         return
+    with _open(path) as handle:
+        yield from read_stream(handle, path, chunk_size)
+
+
+Read = tuple[bytes, int]
+"""A read and where its last whole line ends in it: what to pass to `Scanner.feed` as data and end."""
+
+
+def read_to_line_ends(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[Read]:
+    """The reads of `read_chunks`, each with where its last whole line ends. A plain regular file is
+    read again from there (see `reads_to_line_ends`); any other source's reads end where they end,
+    and the scanner carries a cut line over to the next."""
+    if path == "-" or not os.path.isfile(path) or read_in_one_pass(path):
+        yield from ((chunk, len(chunk)) for chunk in read_chunks(path, chunk_size))
+        return
+    with _open(path) as handle:
+        try:
+            yield from reads_to_line_ends(handle, None, chunk_size)
+        except OSError as exc:
+            raise SourceError(f"{path}: {exc.strerror or exc}") from None
+
+
+def reads_to_line_ends(handle: BinaryIO, limit: int | None, chunk_size: int = CHUNK_SIZE) -> Iterator[Read]:
+    """Reads of a seekable plain file from where the handle stands (its start drops a UTF-8 BOM, as
+    `read_stream` does), `limit` bytes in all (None: to its end). A read that ends inside a line is
+    paired with its last line end, and the file is read again from there: the cut line is not
+    carried over and joined to the next read, a copy of the whole read."""
+    at_file_start = handle.tell() == 0
+    while limit is None or limit > 0:
+        chunk = handle.read(chunk_size if limit is None else min(chunk_size, limit))
+        if not chunk:
+            return
+        text = chunk.removeprefix(codecs.BOM_UTF8) if at_file_start else chunk
+        at_file_start = False
+        whole = len(text) if len(chunk) == limit else text.rfind(b"\n") + 1 or len(text)
+        if whole < len(text):
+            handle.seek(whole - len(text), os.SEEK_CUR)
+        if limit is not None:
+            limit -= len(chunk) - (len(text) - whole)
+        yield text, whole
+
+
+def _open(path: str) -> BinaryIO:
     if os.path.isdir(path):
         raise SourceError(f"{path}: is a directory (give the log files inside it, e.g. {path}/*.log)")
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below; a FIFO blocks here until a writer opens it
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it; a FIFO blocks here until a writer opens it
     except FileNotFoundError:
         raise SourceError(f"{path}: no such file") from None
     except PermissionError:
         raise SourceError(f"{path}: permission denied") from None
     except OSError as exc:
         raise SourceError(f"{path}: {exc.strerror or exc}") from None
-    with handle:
-        yield from read_stream(handle, path, chunk_size)
 
 
 def read_stream(handle: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:

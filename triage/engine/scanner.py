@@ -77,31 +77,36 @@ class Scanner:
 
     # -- input ---------------------------------------------------------------------------------
 
-    def feed(self, data: bytes, source: str = "-") -> set[int]:
-        """Scan more bytes of `source`; returns the indices of entries that fired for the first time."""
+    def feed(self, data: bytes, source: str = "-", *, end: int | None = None) -> set[int]:
+        """Scan more bytes of `source`; returns the indices of entries that fired for the first time.
+
+        `end`: scan data[:end] only, where a line ends; the caller reads data[end:] again next (it
+        rewound its file there). Nothing is carried over then, so nothing is copied."""
+        end = len(data) if end is None else end
         state = self._source(source)
-        self.bytes += len(data)
-        state.tail = data[-TAIL_BYTES:] if len(data) >= TAIL_BYTES else (state.tail + data)[-TAIL_BYTES:]
+        self.bytes += end
+        state.tail = data[end - TAIL_BYTES : end] if end >= TAIL_BYTES else (state.tail + data[:end])[-TAIL_BYTES:]
         newly: set[int] = set()
         start = 0
-        if state.pending and len(data) <= SCAN_SLICE:
+        if state.pending and end <= SCAN_SLICE:
             # A read's worth, joined to the carried-over line: the copy stays in cache and costs
             # less than scanning that one line as a block of its own.
-            data, state.pending = state.pending + data, b""
+            data, state.pending = state.pending + data[:end], b""
+            end = len(data)
         if state.pending:
             # Complete the carried-over line with this chunk's first line; the bulk of the chunk is
             # then scanned in place, never copied (copies of big buffers cost as much as the scan).
-            first = data.find(b"\n")
+            first = data.find(b"\n", 0, end)
             if first < 0:
-                state.pending += data
+                state.pending += data[:end]
                 return self._cut_overlong(state)
             head, state.pending = state.pending + data[: first + 1], b""
             newly |= self._scan_block(state, head, 0, len(head), complete=True)
             start = first + 1
-        cut = data.rfind(b"\n", start)
+        cut = data.rfind(b"\n", start, end)
         for begin, stop in line_slices(data, start, cut + 1):  # nothing when the chunk holds no line end
             newly |= self._scan_block(state, data, begin, stop, complete=True)
-        state.pending = data[cut + 1 :] if cut >= 0 else data[start:]
+        state.pending = data[cut + 1 : end] if cut >= 0 else data[start:end]
         return newly | self._cut_overlong(state)
 
     def finish(self, source: str = "-") -> set[int]:
