@@ -180,6 +180,35 @@ def test_parallel_scan_gives_the_same_result_as_one_core(tmp_path, engine_kb, pr
     assert (one.stats.lines, one.stats.bytes) == (many.stats.lines, many.stats.bytes)
 
 
+def test_a_worker_that_dies_costs_its_part_not_the_scan(tmp_path, engine_kb, prefilter, monkeypatch):
+    import os
+    import signal
+
+    from triage import parallel
+    from triage.engine import Scanner
+    from triage.scanning import scan_sources
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 64 << 10)
+    lines = [f"[rank0]: step {number} | loss 2.{number % 97:02d} | lr 1e-4" for number in range(30000)] + [OOM]
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(lines) + "\n")
+    scan_range = parallel._scan_range
+
+    def dying(parent, path, start, stop, source):  # type: ignore[no-untyped-def]
+        if start == 0:  # in the first part's child
+            os.kill(os.getpid(), signal.SIGKILL)
+        return scan_range(parent, path, start, stop, source)
+
+    monkeypatch.setattr(parallel, "_scan_range", dying)
+    scanner = Scanner(engine_kb, prefilter=prefilter)
+    errors = scan_sources(scanner, [str(path)], jobs=3)
+    assert len(errors) == 1 and "died (killed by signal 9); those lines were not scanned" in errors[0]
+    result = scanner.result()
+    # The later parts keep their line numbers: the dead part's lines are counted, not scanned.
+    assert result.diagnoses[0].evidence[-1].line == len(lines)
+    assert result.stats.lines == len(lines)
+
+
 def test_the_files_of_a_multi_rank_job_are_scanned_in_workers_with_the_same_result(
     tmp_path, engine_kb, prefilter, monkeypatch
 ):

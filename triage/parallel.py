@@ -5,7 +5,12 @@ result is the same as a single-core scan."""
 from __future__ import annotations
 
 import os
+import pickle
+import signal
+from collections import deque
 from collections.abc import Iterator
+from dataclasses import replace
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
@@ -20,9 +25,6 @@ SEEK_READ_SIZE = 1 << 20
 SPLIT_SEARCH_BYTES = 8 << 20
 """... and gives up a split point with no line start this close after it."""
 
-_worker_scanner: Scanner | None = None
-"""The parent's scanner, inherited by forked workers: the KB and the prefilter come without pickling."""
-
 
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -34,7 +36,7 @@ def parallel_plan(paths: list[str], jobs: int) -> dict[str, list[tuple[int, int]
     if len(paths) != len(set(paths)):
         return {}  # a path given twice is read twice, in order, as one source: the plain loop does that
     sizes = {path: size for path in paths if (size := _plain_size(path, jobs)) > 0}
-    if sum(sizes.values()) < 2 * MIN_PART_BYTES or "fork" not in _start_methods():
+    if sum(sizes.values()) < 2 * MIN_PART_BYTES or not hasattr(os, "fork"):
         return {}
     plan = {
         path: split_points(path, jobs) if size >= 2 * MIN_PART_BYTES else [(0, size)] for path, size in sizes.items()
@@ -58,12 +60,6 @@ def _plain_size(path: str, jobs: int) -> int:
     # re-encodes them (see `sources.read_stream`); a FIFO (size 0) must not be opened here: that would
     # take its first bytes from the scan.
     return size if size and not read_in_one_pass(path) else 0
-
-
-def _start_methods() -> list[str]:
-    import multiprocessing  # several ms of start-up: imported only for files worth splitting
-
-    return multiprocessing.get_all_start_methods()
 
 
 def split_points(path: str, jobs: int) -> list[tuple[int, int]]:
@@ -93,10 +89,9 @@ def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
     return size
 
 
-def _scan_range(path: str, start: int, stop: int, source: str) -> tuple[ScanPart, str | None]:
+def _scan_range(parent: Scanner, path: str, start: int, stop: int, source: str) -> tuple[ScanPart, str | None]:
     """A worker's scan of path[start:stop], and the one-line error that cut it short, if any."""
-    assert _worker_scanner is not None
-    scanner = Scanner(_worker_scanner.kb, prefilter=_worker_scanner.prefilter)
+    scanner = Scanner(parent.kb, prefilter=parent.prefilter)
     error = None
     try:
         with open(path, "rb") as handle:
@@ -109,29 +104,81 @@ def _scan_range(path: str, start: int, stop: int, source: str) -> tuple[ScanPart
     return scanner.part(), error
 
 
+Task = tuple[str, int, int, str]
+"""A part to scan: path, its byte range, and the source name its lines are reported under."""
+
+
 def scan_parallel(
     scanner: Scanner, plan: dict[str, list[tuple[int, int]]], jobs: int
 ) -> Iterator[tuple[str, list[str]]]:
     """Scan the planned files in `jobs` workers; yields each path, in the plan's order, once its
-    parts are absorbed into `scanner`, with the one-line errors of its parts."""
-    import multiprocessing
+    parts are absorbed into `scanner`, with the one-line errors of its parts.
 
-    global _worker_scanner
-    tasks = [(path, start, end, display_name(path)) for path, ranges in plan.items() for start, end in ranges]
-    _worker_scanner = scanner
+    Each part is scanned in a process forked for it, which inherits the KB and the prefilter and
+    writes back its part, pickled, through a pipe: multiprocessing's pool cost 18 ms of every
+    parallel scan's start-up (its import, its threads), and waited forever on a worker that died.
+    """
+    tasks = iter([(path, start, end, display_name(path)) for path, ranges in plan.items() for start, end in ranges])
+    running: deque[tuple[Task, int, int]] = deque()
     try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(tasks))) as pool:
-            done = pool.imap(_scan_task, tasks)  # in task order: parts of a file arrive in file order
-            for path, ranges in plan.items():
-                errors = []
-                for _ in ranges:
-                    part, error = next(done)
-                    scanner.absorb(part, display_name(path))
-                    errors += [error] if error else []
-                yield path, errors
+        for task in islice(tasks, jobs):
+            running.append((task, *_fork(scanner, task)))
+        for path, ranges in plan.items():
+            errors = []
+            for _ in ranges:
+                task, pid, pipe = running.popleft()
+                part, error = _collect(scanner, task, pid, pipe)
+                if (following := next(tasks, None)) is not None:
+                    running.append((following, *_fork(scanner, following)))
+                scanner.absorb(part, display_name(path))
+                errors += [error] if error else []
+            yield path, errors
     finally:
-        _worker_scanner = None
+        for _, pid, pipe in running:  # stopped early (Ctrl-C, an error, a closed generator)
+            os.kill(pid, signal.SIGKILL)
+            os.close(pipe)
+            os.waitpid(pid, 0)
 
 
-def _scan_task(task: tuple[str, int, int, str]) -> tuple[ScanPart, str | None]:
-    return _scan_range(*task)
+def _fork(scanner: Scanner, task: Task) -> tuple[int, int]:
+    """Start scanning a part in a child process: its pid and the pipe its part will come through."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns, and leaves the parent's buffers and exit handlers alone
+        code = 1
+        try:
+            os.close(read_end)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the parent, which says so
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(_scan_range(scanner, *task), out, protocol=pickle.HIGHEST_PROTOCOL)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _collect(scanner: Scanner, task: Task, pid: int, pipe: int) -> tuple[ScanPart, str | None]:
+    """A child's part and error; a child that died gives an empty part that still counts its range's
+    lines (so that the later parts keep their line numbers) and a one-line error."""
+    with os.fdopen(pipe, "rb") as incoming:
+        data = incoming.read()
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code == 0 and data:
+        part: tuple[ScanPart, str | None] = pickle.loads(data)
+        return part
+    path, start, stop, _ = task
+    how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    empty = replace(Scanner(scanner.kb, prefilter=scanner.prefilter).part(), lines=_lines_in(path, start, stop))
+    return empty, f"{path}: the worker scanning bytes {start}-{stop} died ({how}); those lines were not scanned"
+
+
+def _lines_in(path: str, start: int, stop: int) -> int:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            return sum(
+                chunk.count(b"\n", 0, end) for chunk, end in reads_to_line_ends(handle, stop - start, CHUNK_SIZE)
+            )
+    except OSError:
+        return 0
