@@ -79,9 +79,7 @@ class Scanner:
 
     def feed(self, data: bytes, source: str = "-", *, end: int | None = None) -> set[int]:
         """Scan more bytes of `source`; returns the indices of entries that fired for the first time.
-
-        `end`: scan data[:end] only, where a line ends; the caller reads data[end:] again next (it
-        rewound its file there). Nothing is carried over then, so nothing is copied."""
+        `end`: scan data[:end], a line end; the caller reads data[end:] again (see `reads_to_line_ends`)."""
         end = len(data) if end is None else end
         state = self._source(source)
         self.bytes += end
@@ -89,8 +87,7 @@ class Scanner:
         newly: set[int] = set()
         start = 0
         if state.pending and end <= SCAN_SLICE:
-            # A read's worth, joined to the carried-over line: the copy stays in cache and costs
-            # less than scanning that one line as a block of its own.
+            # A read's worth joined to the carried-over line: cheaper than a one-line block of its own.
             data, state.pending = state.pending + data[:end], b""
             end = len(data)
         if state.pending:
