@@ -229,7 +229,10 @@ class CauseWindow:
 
     def wait(self, seen: Sighting, payload: Any) -> None:
         """Keep a cause line that does not count yet, in case an own line follows."""
-        self._waiting.setdefault(seen.source, deque(maxlen=WAITING_LINES)).append((seen, payload))
+        waiting = self._waiting.get(seen.source)
+        if waiting is None:  # not `setdefault`: that would build a deque for every line that waits
+            waiting = self._waiting[seen.source] = deque(maxlen=WAITING_LINES)
+        waiting.append((seen, payload))
 
 
 def counts_at(ranks: list[int | None], rank: Callable[[], int | None]) -> bool:
