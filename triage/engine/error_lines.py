@@ -85,7 +85,11 @@ _SYMPTOM = (
     r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet |currently )?supported|unsupported|not implemented|"
     r"segmentation|core dump|\bkilled\b|undefined symbol|cannot open|no such file|mismatch|timed out|\bhang(?:s|ing)?\b|"
     r"\bstuck\b|deadlock|illegal|no kernel|does not (?:has|have) any binary|requirements are unsatisfiable|"
-    r"no solution found when resolving|could not find a version that satisfies|: command not found)"
+    r"no solution found when resolving|could not find a version that satisfies|: command not found|"
+    # a resolver's conflict, a linker's missing symbol, a checkpoint's keys, a numeric check that failed
+    r"conflicting dependencies|the conflict is caused by|resolutionimpossible|undefined reference to|"
+    r"(?:missing|unexpected) key\(s\) in state_dict|size mismatch for \w|not within tolerances?\b|"
+    r"allclose\([^)]*\): false|mismatched elements:)"
 )
 """Words of a failure on a line that no log level or exception marks: the weakest sign, kept for
 logs that hold nothing stronger (NaN metrics, a bare `Killed`, a 'not supported' notice)."""

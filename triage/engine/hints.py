@@ -44,14 +44,18 @@ CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
         r"out of (?:range|bounds)|\bmte\b|\bub\b.{0,20}(?:overflow|out of)|fatal python|bus error|kernel exception|"
         r"exception.{0,30}kernel|hwts|task exception",
     ),
-    ("nan_loss_scale", r"\bnan\b|\binf\b|overflow|loss[ _]scal|isfinite|nmse|precision|accuracy|all zeros|garbled"),
+    (
+        "nan_loss_scale",
+        r"\bnan\b|\binf\b|overflow|loss[ _]scal|isfinite|nmse|precision|accuracy|all zeros|garbled|"
+        r"toleran|allclose|assert_close|mismatched elements|not close",
+    ),
     (
         "env_version",
         r"\bversion|mismatch|undefined symbol|shared object|no module named|importerror|modulenotfound|"
         r"set_env|\binstall|compiled with|not compiled|cuda (?:is )?not available|no cuda|\bdriver\b|glibc|libstdc|cmake|\bbuild\b|"
         r"visible[_ ]devices|device count|no npu|not available|\.so\b|incompatib|nvidia|infer device type|"
         r"device (?:is )?(?:used|busy|occupied|in use)|(?:invalid|wrong) device|device id is invalid|socversion|"
-        r"soc version",
+        r"soc version|conflict is caused by|conflicting dependencies|resolutionimpossible|undefined reference",
     ),
     (
         "unsupported_op",
