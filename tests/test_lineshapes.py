@@ -217,3 +217,15 @@ def test_the_tables_masked_shapes_are_the_scanners_on_random_lines(native):
             assert skipped == (masked_ids(other) == masked_ids(first)), (first, other)
             checked += 1
     assert checked > 400
+
+
+def test_a_long_lines_carriage_return_pieces_come_back_once_a_shape_unless_quiet(native):
+    table = native.Shapes(limit=64, long_line=32)
+    assert table.register(b"bar 10%|###|", native.QUIET) == 0
+    line = b"bar 10%|###|\rbar 20%|###|\rbar 30%|####|\r\rbar 40%|####|\rOOM at step 7\r" + b"x" * 40
+    pieces = [line[start:end] for start, end in table.segments(line, 0, len(line))]
+    # Quiet shapes and empty pieces are skipped, a shape's repeats too; a piece past long_line comes back.
+    assert pieces == [b"bar 30%|####|", b"OOM at step 7", b"x" * 40]
+    assert table.segments(line, 13, 26) == []  # a range of the line: `bar 20%|###|`, quiet
+    with pytest.raises(ValueError):
+        table.segments(line, 5, len(line) + 1)

@@ -158,6 +158,37 @@ def test_cause_lines_in_a_blocks_last_lines_still_count_for_the_next_blocks_lead
     assert scanners[0].evidence[entry].support_count >= 16
 
 
+def progress_log(seed: int) -> bytes:
+    """Training chatter with progress bars redrawn in place: lines of thousands of carriage-return
+    pieces (past a match window, and past the scanner's cut for overlong lines), an error or a
+    cause line among the pieces now and then."""
+    rng = random.Random(seed)
+    out = []
+    for step in range(400):
+        if rng.random() < 0.05:
+            pieces = [
+                f"train: {n % 100:3d}%|{'#' * (n % 40):40}| {n}/99999 [00:{n % 60:02d}<01:00]"
+                for n in range(rng.randrange(300, 15_000))
+            ]
+            for _ in range(rng.randrange(3)):
+                where = rng.randrange(len(pieces))
+                pieces[where] = rng.choice(
+                    [OOM.format(n=where % 9), "Running tokenizer on dataset", EI0006.format(n=where)]
+                )
+            out.append("\r".join(pieces))
+        else:
+            out.append(f"step {step} | loss {rng.random():.4f}")
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize(("seed", "chunk"), [(7, 1 << 30), (8, 100_000), (9, 1 << 20)])
+def test_progress_bars_in_long_lines_scan_as_in_the_pure_python_scan(engine_kb, prefilter, monkeypatch, seed, chunk):
+    data = progress_log(seed)
+    native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
+    assert "npu-out-of-memory" in {d.id for d in native.result().diagnoses}
+
+
 def test_repeats_of_a_shape_count_with_their_own_lines_and_ranks(scan_text):
     lines = [f"[rank{n % 8}]: " + EI0006.format(n=1000 + n) for n in range(3000)]
     result = scan_text("\n".join(lines) + "\n")

@@ -547,6 +547,67 @@ fail:
     return NULL;
 }
 
+PyDoc_STRVAR(segments_doc,
+             "segments(buffer, start, end) -> list of (start, end)\n\n"
+             "Of buffer[start:end], one line longer than long_line (a progress bar redrawn in place with\n"
+             "carriage returns), the pieces between carriage returns that the caller must see: the first\n"
+             "of each shape not registered QUIET, and every piece longer than long_line. Empty pieces and\n"
+             "the pieces of QUIET shapes are skipped. Leaves what classify holds alone.");
+
+static PyObject *Shapes_segments(Shapes *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end)) {
+        return NULL;
+    }
+    if (start < 0 || end > view.len || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "start and end must lie within the buffer");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *data = view.buf;
+    if (self->fresh_count) {
+        memset(self->fresh, 0, (size_t)(self->fresh_mask + 1) * sizeof(Fresh));
+        self->fresh_count = 0;
+    }
+    for (Py_ssize_t position = start; position < end;) {
+        const unsigned char *cr = memchr(data + position, '\r', (size_t)(end - position));
+        Py_ssize_t piece_end = cr ? cr - data : end, length = piece_end - position;
+        int wanted = length > self->long_line;
+        if (length > 0 && !wanted) {
+            uint64_t hash = shape_hash(data + position, length);
+            const Slot *slot = find_slot(self, hash, (uint32_t)length);
+            if (slot->hash == 0 || slot->kind != KIND_QUIET) {
+                long first = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out));
+                if (first == LONG_MIN) {
+                    goto fail;
+                }
+                wanted = first == -1;
+            }
+        }
+        if (wanted) {
+            PyObject *item = Py_BuildValue("(nn)", position, piece_end);
+            if (item == NULL || PyList_Append(out, item) < 0) {
+                Py_XDECREF(item);
+                goto fail;
+            }
+            Py_DECREF(item);
+        }
+        position = piece_end + 1;
+    }
+    PyBuffer_Release(&view);
+    return out;
+fail:
+    PyBuffer_Release(&view);
+    Py_DECREF(out);
+    return NULL;
+}
+
 PyDoc_STRVAR(held_doc,
              "held(reach, tail, last) -> list of (start, end, index, id)\n\n"
              "The CAUSE lines of the last classify call that may count. reach[g] is a sorted list of\n"
@@ -727,6 +788,7 @@ static PyObject *Shapes_set_codes(Shapes *self, PyObject *args) {
 static Py_ssize_t Shapes_len(Shapes *self) { return self->count; }
 
 static PyMethodDef Shapes_methods[] = {
+    {"segments", (PyCFunction)Shapes_segments, METH_VARARGS, segments_doc},
     {"classify", (PyCFunction)Shapes_classify, METH_VARARGS, classify_doc},
     {"held", (PyCFunction)Shapes_held, METH_VARARGS, held_doc},
     {"register", (PyCFunction)Shapes_register, METH_VARARGS, register_doc},

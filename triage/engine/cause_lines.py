@@ -12,6 +12,7 @@ with the rest: a cause line outside them could neither count nor displace one th
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from triage.engine.compiled import CompiledKB
@@ -164,6 +165,23 @@ class NearLeads:
         lines = self._any
         at = bisect_left(lines, line - CAUSE_WINDOW)
         return at < len(lines) and lines[at] <= line + CAUSE_WINDOW
+
+
+def union_flags(
+    pieces: Iterable[tuple[set[int] | frozenset[int] | None, set[int] | None]],
+) -> tuple[set[int] | frozenset[int] | None, set[int] | None]:
+    """What the prefilters flag on a line, from what they flag on its pieces: every main id (None,
+    'try all', where a piece is so flagged) and every cause id; CAUSE_ONLY and None where none."""
+    ids: set[int] | frozenset[int] | None = CAUSE_ONLY
+    cause_ids: set[int] | None = None
+    for flagged, causes in pieces:
+        if flagged is None or ids is None:
+            ids = None
+        elif flagged:
+            ids = set(flagged) if ids is CAUSE_ONLY else ids | flagged
+        if causes is not None:
+            cause_ids = (cause_ids or set()) | causes
+    return ids, cause_ids
 
 
 def line_count(block: bytes, span: tuple[int, int]) -> int:

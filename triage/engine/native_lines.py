@@ -20,14 +20,14 @@ from enum import Enum
 from functools import cached_property
 
 from triage.engine import _lineshapes
-from triage.engine.cause_lines import CAUSE_ONLY, NearLeads, leads, merge
+from triage.engine.cause_lines import CAUSE_ONLY, NearLeads, leads, merge, union_flags
 from triage.engine.confirm import error_context
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.digit_groups import DigitGroups
 from triage.engine.evidence import WAITING_LINES
 from triage.engine.held_lines import NO_HELD_LINES, NOT_HELD, HeldLines, HeldShape, Seen
-from triage.engine.hex_ids import HexIds
+from triage.engine.hex_ids import HexIds, masked_ids
 from triage.engine.job_ranks import rank_span
 from triage.engine.lines import Found, Scope
 from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
@@ -312,16 +312,29 @@ class NativeLines:
         scanned where it lies, as on the prefilter path."""
         short = [line for line in new if line[1] - line[0] <= MATCH_WINDOW]
         packed = iter(self._match_packed(block, short, judge=judge))
-        prefilter, causes = self._scope.prefilter, self._scope.cause_lines.enabled
-        out: list[Fresh] = []
-        for start, end, _, _ in new:
-            if end - start <= MATCH_WINDOW:
-                out.append(next(packed))
-                continue
+        return [
+            next(packed) if end - start <= MATCH_WINDOW else (start, end, *self._long_flags(block, start, end), False)
+            for start, end, _, _ in new
+        ]
+
+    def _long_flags(self, block: bytes, start: int, end: int) -> tuple[Ids, set[int] | None]:
+        """What the prefilters flag on a line longer than a match window. Of a line of carriage-return
+        pieces (a progress bar redrawn in place, megabytes of it), only the pieces whose shape is not
+        known to need nothing are scanned, and those that need nothing are registered so."""
+        carriage_returns = block.find(b"\r", start, end) >= 0
+        pieces = (
+            [(low, high, 0, -1) for low, high in self._table.segments(block, start, end)] if carriage_returns else []
+        )
+        if not carriage_returns or any(high - low > MATCH_WINDOW for low, high, _, _ in pieces):
+            prefilter = self._scope.prefilter
+            found = prefilter.cause_candidates(block, start, end) if self._scope.cause_lines.enabled else []
             ids = next((flagged for _, _, flagged in prefilter.candidates(block, start, end)), CAUSE_ONLY)
-            found = prefilter.cause_candidates(block, start, end) if causes else []
-            out.append((start, end, ids, next((flagged for _, _, flagged in found), None), False))
-        return out
+            return ids, next((flagged for _, _, flagged in found), None)
+        flags = self._match_packed(block, pieces, judge=True)
+        for low, high, flagged, causes, alike in flags:
+            if flagged is CAUSE_ONLY and causes is None and alike and masked_ids(block[low:high]) is None:
+                self._register(block[low:high], (_lineshapes.QUIET, 0), None, NOT_HELD)
+        return union_flags((flagged, causes) for _, _, flagged, causes, _ in flags)
 
     def _match_packed(self, block: bytes, new: list[Seen], *, judge: bool) -> list[Fresh]:
         """`_match` of short lines, packed into one small buffer for each prefilter."""
