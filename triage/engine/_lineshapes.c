@@ -470,6 +470,45 @@ static int append_line(PyObject *out, Py_ssize_t start, Py_ssize_t end, Py_ssize
     return failed;
 }
 
+/* A walk over buffer[start:end] (classify, segments): the checked buffer and range, and the list it
+ * returns. The table's note of the shapes first seen in a walk starts empty. */
+typedef struct {
+    Py_buffer view;
+    Py_ssize_t start, end;
+    PyObject *out;
+} Walk;
+
+static int begin_walk(Shapes *self, PyObject *args, Walk *walk) {
+    if (!PyArg_ParseTuple(args, "y*nn", &walk->view, &walk->start, &walk->end)) {
+        return 0;
+    }
+    if (walk->start < 0 || walk->end > walk->view.len || walk->start > walk->end) {
+        PyBuffer_Release(&walk->view);
+        PyErr_SetString(PyExc_ValueError, "start and end must lie within the buffer");
+        return 0;
+    }
+    walk->out = PyList_New(0);
+    if (walk->out == NULL) {
+        PyBuffer_Release(&walk->view);
+        return 0;
+    }
+    if (self->fresh_count) {
+        memset(self->fresh, 0, (size_t)(self->fresh_mask + 1) * sizeof(Fresh));
+        self->fresh_count = 0;
+    }
+    return 1;
+}
+
+/* The walk's list, or NULL (its list dropped) after an error. */
+static PyObject *end_walk(Walk *walk, int failed) {
+    PyBuffer_Release(&walk->view);
+    if (failed) {
+        Py_DECREF(walk->out);
+        return NULL;
+    }
+    return walk->out;
+}
+
 PyDoc_STRVAR(classify_doc,
              "classify(buffer, start, end) -> list of (start, end, index, id)\n\n"
              "The lines of buffer[start:end] (the last one may lack its newline) that the caller must see,\n"
@@ -479,28 +518,15 @@ PyDoc_STRVAR(classify_doc,
              "for `held`, until the next call.");
 
 static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t start, end;
-    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end)) {
+    Walk walk;
+    if (!begin_walk(self, args, &walk)) {
         return NULL;
     }
-    if (start < 0 || end > view.len || start > end) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "start and end must lie within the buffer");
-        return NULL;
-    }
-    PyObject *out = PyList_New(0);
-    if (out == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    const unsigned char *data = view.buf;
+    const unsigned char *data = walk.view.buf;
+    const Py_ssize_t start = walk.start, end = walk.end;
+    PyObject *out = walk.out;
     Py_ssize_t position = start, index = 0;
     self->held_count = 0;
-    if (self->fresh_count) {
-        memset(self->fresh, 0, (size_t)(self->fresh_mask + 1) * sizeof(Fresh));
-        self->fresh_count = 0;
-    }
     while (position < end) {
         const unsigned char *newline = memchr(data + position, '\n', (size_t)(end - position));
         Py_ssize_t line_end = newline ? newline - data : end;
@@ -539,12 +565,9 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
         index++;
     }
     self->lines = index;
-    PyBuffer_Release(&view);
-    return out;
+    return end_walk(&walk, 0);
 fail:
-    PyBuffer_Release(&view);
-    Py_DECREF(out);
-    return NULL;
+    return end_walk(&walk, 1);
 }
 
 PyDoc_STRVAR(segments_doc,
@@ -555,35 +578,20 @@ PyDoc_STRVAR(segments_doc,
              "the pieces of QUIET shapes are skipped. Leaves what classify holds alone.");
 
 static PyObject *Shapes_segments(Shapes *self, PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t start, end;
-    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end)) {
+    Walk walk;
+    if (!begin_walk(self, args, &walk)) {
         return NULL;
     }
-    if (start < 0 || end > view.len || start > end) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "start and end must lie within the buffer");
-        return NULL;
-    }
-    PyObject *out = PyList_New(0);
-    if (out == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    const unsigned char *data = view.buf;
-    if (self->fresh_count) {
-        memset(self->fresh, 0, (size_t)(self->fresh_mask + 1) * sizeof(Fresh));
-        self->fresh_count = 0;
-    }
-    for (Py_ssize_t position = start; position < end;) {
-        const unsigned char *cr = memchr(data + position, '\r', (size_t)(end - position));
-        Py_ssize_t piece_end = cr ? cr - data : end, length = piece_end - position;
+    const unsigned char *data = walk.view.buf;
+    for (Py_ssize_t position = walk.start; position < walk.end;) {
+        const unsigned char *cr = memchr(data + position, '\r', (size_t)(walk.end - position));
+        Py_ssize_t piece_end = cr ? cr - data : walk.end, length = piece_end - position;
         int wanted = length > self->long_line;
         if (length > 0 && !wanted) {
             uint64_t hash = shape_hash(data + position, length);
             const Slot *slot = find_slot(self, hash, (uint32_t)length);
             if (slot->hash == 0 || slot->kind != KIND_QUIET) {
-                long first = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out));
+                long first = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(walk.out));
                 if (first == LONG_MIN) {
                     goto fail;
                 }
@@ -592,7 +600,7 @@ static PyObject *Shapes_segments(Shapes *self, PyObject *args) {
         }
         if (wanted) {
             PyObject *item = Py_BuildValue("(nn)", position, piece_end);
-            if (item == NULL || PyList_Append(out, item) < 0) {
+            if (item == NULL || PyList_Append(walk.out, item) < 0) {
                 Py_XDECREF(item);
                 goto fail;
             }
@@ -600,12 +608,9 @@ static PyObject *Shapes_segments(Shapes *self, PyObject *args) {
         }
         position = piece_end + 1;
     }
-    PyBuffer_Release(&view);
-    return out;
+    return end_walk(&walk, 0);
 fail:
-    PyBuffer_Release(&view);
-    Py_DECREF(out);
-    return NULL;
+    return end_walk(&walk, 1);
 }
 
 PyDoc_STRVAR(held_doc,
