@@ -45,10 +45,13 @@ class Counts:
             for support, waited in self._windows[entry].note_primary(seen):
                 self._add(support, waited)
 
-    def supports(self, supports: tuple[Support, ...] | list[Support], seen: Sighting) -> None:
-        """Count a line's cause evidence where an own line of its entry is near; else it waits."""
+    def supports(
+        self, supports: tuple[Support, ...] | list[Support], seen: Sighting, own: tuple[int, ...] = ()
+    ) -> None:
+        """Count a line's cause evidence where an own line of its entry is near (the line itself,
+        for the entries it is an own line of: `own`); else it waits."""
         for support in supports:
-            if self._windows[support[0]].near(seen, (support, seen)):
+            if support[0] in own or self._windows[support[0]].near(seen, (support, seen)):
                 self._add(support, seen)
 
     def held(self, run: list[Seen], held: HeldLines, source: Source, order: int) -> None:
@@ -165,7 +168,9 @@ class Counts:
 
     def _add(self, support: Support, seen: Sighting | Callable[[], Sighting], count: int = 1) -> None:
         entry, cause, index, quality, values = support
-        evidence = self.evidence.setdefault(entry, EntryEvidence())
+        evidence = self.evidence.get(entry)
+        if evidence is None:  # not `setdefault`: that would build an EntryEvidence for every line counted
+            evidence = self.evidence[entry] = EntryEvidence()
         evidence.add_support(seen, cause, index, quality, count)
         evidence.add_values(values)
 

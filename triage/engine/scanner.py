@@ -394,7 +394,7 @@ class Scanner:
         seen = Sighting(self._order, state.name, line_number, raw, state.rank, shape.rank_at)
         for entry in shape.primary:
             self._counts.primary(entry, seen, new_shape=False)
-        self._counts.supports(shape.supports, seen)
-        self._counts.supports(extra, seen)
+        self._counts.supports(shape.supports, seen, shape.primary)
+        self._counts.supports(extra, seen, shape.primary)
         if shape.unclaimed is not None:
             shape.unclaimed.count += 1
