@@ -194,7 +194,10 @@ class CauseWindow:
 
     def note_primary(self, seen: Sighting) -> list[Any]:
         """Record an own line; returns the waiting cause lines now in reach (each once)."""
-        self._primary.setdefault(seen.source, {})[seen.rank] = seen.line
+        primary = self._primary.get(seen.source)
+        if primary is None:
+            primary = self._primary[seen.source] = {}
+        primary[seen.rank] = seen.line
         waiting = self._waiting.get(seen.source)
         if not waiting:
             return []
