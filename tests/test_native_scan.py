@@ -308,3 +308,10 @@ def test_lines_told_apart_by_digits_are_grouped_in_the_table(engine_kb, prefilte
     if chunk < len(data):
         # Once a block has taught the table a group that needs nothing, its lines stay there.
         assert len(apart) < 6000 // 2
+
+
+def test_an_error_among_a_progress_bars_pieces_is_shown_as_its_own_line(scan_text):
+    bar = "\r".join(f"train: {n % 100:3d}%|{'#' * (n % 40):40}| {n}/99999" for n in range(2000))
+    result = scan_text(bar + "\r" + OOM.format(n=2) + "\r" + bar + "\n")
+    oom = next(d for d in result.diagnoses if d.id == "npu-out-of-memory")
+    assert oom.evidence[0].line == 1 and oom.evidence[0].text.startswith("RuntimeError: NPU out of memory.")

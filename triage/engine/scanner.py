@@ -307,7 +307,7 @@ class Scanner:
         newly: set[int] = set()
         overlap = 512  # so that a message cut by a window edge is still whole in the next window
         for start in range(0, len(raw), MATCH_WINDOW - overlap):
-            window = raw[start : start + MATCH_WINDOW]
+            window = raw[start : start + MATCH_WINDOW].replace(b"\r", b"\n")  # a progress bar's pieces, apart
             pieces = self._cause_lines.lines(window, [(0, len(window))], self.prefilter.candidates(window))
             for piece_start, piece_end, ids, causes, _ in pieces:
                 piece = window[piece_start:piece_end]
