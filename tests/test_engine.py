@@ -209,6 +209,30 @@ def test_a_worker_that_dies_costs_its_part_not_the_scan(tmp_path, engine_kb, pre
     assert result.stats.lines == len(lines)
 
 
+def test_a_part_no_process_can_be_started_for_is_scanned_in_the_parent(tmp_path, engine_kb, prefilter, monkeypatch):
+    from triage import parallel
+    from triage.engine import Scanner
+    from triage.scanning import scan_sources
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 64 << 10)
+    lines = [f"[rank0]: step {number} | loss 2.{number % 97:02d}" for number in range(30000)] + [OOM]
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(lines) + "\n")
+    results = []
+    for jobs in (1, 3):
+        scanner = Scanner(engine_kb, prefilter=prefilter)
+        if jobs > 1:
+            monkeypatch.setattr(parallel.os, "fork", _fork_refused)
+        assert scan_sources(scanner, [str(path)], jobs=jobs) == []
+        results.append(scanner.result())
+    one, many = results
+    assert one.diagnoses and one.diagnoses == many.diagnoses and one.stats.lines == many.stats.lines
+
+
+def _fork_refused() -> int:
+    raise BlockingIOError(11, "Resource temporarily unavailable")
+
+
 def test_the_files_of_a_multi_rank_job_are_scanned_in_workers_with_the_same_result(
     tmp_path, engine_kb, prefilter, monkeypatch
 ):

@@ -135,15 +135,26 @@ def scan_parallel(
             yield path, errors
     finally:
         for _, pid, pipe in running:  # stopped early (Ctrl-C, an error, a closed generator)
-            os.kill(pid, signal.SIGKILL)
-            os.close(pipe)
-            os.waitpid(pid, 0)
+            if pid > 0:
+                os.kill(pid, signal.SIGKILL)
+                os.close(pipe)
+                os.waitpid(pid, 0)
 
 
 def _fork(scanner: Scanner, task: Task) -> tuple[int, int]:
-    """Start scanning a part in a child process: its pid and the pipe its part will come through."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
+    """Start scanning a part in a child process: its pid and the pipe its part will come through;
+    (-1, -1) where no process can be started now (a limit on processes or files): the part is then
+    scanned here, when its turn comes."""
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return -1, -1
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return -1, -1
     if pid == 0:  # the child: never returns, and leaves the parent's buffers and exit handlers alone
         code = 1
         try:
@@ -161,6 +172,8 @@ def _fork(scanner: Scanner, task: Task) -> tuple[int, int]:
 def _collect(scanner: Scanner, task: Task, pid: int, pipe: int) -> tuple[ScanPart, str | None]:
     """A child's part and error; a child that died gives an empty part that still counts its range's
     lines (so that the later parts keep their line numbers) and a one-line error."""
+    if pid < 0:
+        return _scan_range(scanner, *task)
     with os.fdopen(pipe, "rb") as incoming:
         data = incoming.read()
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
