@@ -135,17 +135,23 @@ static inline int alnum(unsigned char c) { return (c >= '0' && c <= '9') || ((c 
 static inline int lower_hex(unsigned char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 static inline int upper_hex(unsigned char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); }
 
+#if defined(__SSE2__)
+/* 0xFF in each byte of `chunk` that is a digit or one of the six letters from `first_letter`. */
+static inline __m128i hex_bytes(__m128i chunk, char first_letter) {
+    __m128i digit = _mm_sub_epi8(chunk, _mm_set1_epi8('0'));
+    __m128i letter = _mm_sub_epi8(chunk, _mm_set1_epi8(first_letter));
+    /* unsigned offset <= limit <=> min(offset, limit) == offset */
+    return _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit),
+                        _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(5)), letter));
+}
+#endif
+
 /* How many bytes from `at` on are hex digits of one case (with their digits). */
 static Py_ssize_t hex_run(const unsigned char *line, Py_ssize_t at, Py_ssize_t length, int upper) {
     Py_ssize_t end = at;
 #if defined(__SSE2__)
-    const __m128i first_letter = _mm_set1_epi8(upper ? 'A' : 'a');
     for (; end + 16 <= length; end += 16) {
-        __m128i chunk = _mm_loadu_si128((const __m128i *)(line + end));
-        __m128i digit = _mm_sub_epi8(chunk, _mm_set1_epi8('0'));
-        __m128i letter = _mm_sub_epi8(chunk, first_letter);
-        __m128i hex = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit),
-                                   _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(5)), letter));
+        __m128i hex = hex_bytes(_mm_loadu_si128((const __m128i *)(line + end)), upper ? 'A' : 'a');
         unsigned other = ~(unsigned)_mm_movemask_epi8(hex) & 0xFFFFu;
         if (other) {
             return end + __builtin_ctz(other) - at;
@@ -202,11 +208,8 @@ static uint64_t hex_bits(const unsigned char *line, Py_ssize_t at, Py_ssize_t le
 #if defined(__SSE2__)
     for (int n = 0; n < 64; n += 16) {
         __m128i chunk = _mm_loadu_si128((const __m128i *)(bytes + n));
-        __m128i digit = _mm_sub_epi8(chunk, _mm_set1_epi8('0'));
-        __m128i letter = _mm_sub_epi8(_mm_or_si128(chunk, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-        __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit);
-        __m128i is_letter = _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(5)), letter);
-        bits |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(is_digit, is_letter)) << n;
+        __m128i hex = _mm_or_si128(hex_bytes(chunk, 'a'), hex_bytes(chunk, 'A'));
+        bits |= (uint64_t)(uint16_t)_mm_movemask_epi8(hex) << n;
     }
 #else
     for (int n = 0; n < 64; n++) {
