@@ -123,6 +123,11 @@ def _start_kind(path: str | Path) -> str | None:
             start = handle.read(SNIFF_BYTES)
     except OSError:
         return None
+    return _kind_of(start)
+
+
+def _kind_of(start: bytes) -> str | None:
+    """What a source whose first bytes are `start` is, when not plain text (see `_start_kind`)."""
     if _compression(start) is not None:
         return "compressed"
     if start.startswith(UTF16_BOMS):
@@ -163,12 +168,17 @@ def read_to_line_ends(path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[Read]
     """The reads of `read_chunks`, each with where its last whole line ends. A plain regular file is
     read again from there (see `reads_to_line_ends`); any other source's reads end where they end,
     and the scanner carries a cut line over to the next."""
-    if path == "-" or not os.path.isfile(path) or read_in_one_pass(path):
+    if path == "-" or not os.path.isfile(path):
         yield from ((chunk, len(chunk)) for chunk in read_chunks(path, chunk_size))
         return
     with _open(path) as handle:
         try:
-            yield from reads_to_line_ends(handle, None, chunk_size)
+            plain = _kind_of(handle.read(SNIFF_BYTES)) is None  # sniffed on this handle: opened once
+            handle.seek(0)
+            if plain:
+                yield from reads_to_line_ends(handle, None, chunk_size)
+            else:
+                yield from ((chunk, len(chunk)) for chunk in read_stream(handle, path, chunk_size))
         except OSError as exc:
             raise SourceError(f"{path}: {exc.strerror or exc}") from None
 
