@@ -14,7 +14,6 @@ its content, as those of the engine's modules stand for the code. Set TRIAGE_NO_
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import marshal
 import os
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from triage import __version__
 from triage.engine import codes, compiled, context, digits, error_lines, nearest, normalize, prefilter, repeats
-from triage.kb.cache_files import cache_dir, code_version, read_own, write_atomic
+from triage.kb.cache_files import cache_dir, code_version, new_digest, read_own, write_atomic
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import CASES_FILE, CODES_FILE, NEIGHBOURS_FILE
 
@@ -39,7 +38,7 @@ Payload = tuple[CompiledKB, list[str]]
 
 
 def fingerprint(dirs: list[Path]) -> str:
-    digest = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
+    digest = new_digest(f"{__version__}\0{FORMAT}".encode())
     # What the cached data means (prefilter flags and context triggers, signature fields) lives in these
     # modules: a development checkout that edits them must not reuse an old cache.
     digest.update(code_version(codes, compiled, context, prefilter, repeats, digits, error_lines, nearest, normalize))
@@ -53,7 +52,7 @@ def fingerprint(dirs: list[Path]) -> str:
             except OSError:
                 continue
             digest.update(f"{path.relative_to(directory)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:32]
+    return digest.hexdigest()
 
 
 def _kb_files(directory: Path) -> list[Path]:

@@ -9,7 +9,6 @@ moves them.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -23,6 +22,18 @@ NO_CACHE_ENV = "TRIAGE_NO_CACHE"
 MAX_PARTS = 48
 MAX_PART_BYTES = 96 << 20
 T = TypeVar("T")
+
+try:
+    # hashlib's own BLAKE2, without hashlib: importing hashlib loads OpenSSL, 2-5 ms of every scan's
+    # start-up, and the cache keys need no more than a sound digest.
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
+
+
+def new_digest(data: bytes = b"") -> blake2b:
+    """A digest for cache keys: its hexdigest() is 32 characters."""
+    return blake2b(data, digest_size=16)
 
 
 APP = "ascend-triage"
@@ -91,7 +102,7 @@ def by_content(kind: str, material: bytes, build: Callable[[], bytes], decode: C
     Concurrent runs that miss the same file build it once: the others wait for it (see `_building`)."""
     if not enabled():
         return decode(build())
-    path = cache_dir() / f"{kind}-{hashlib.sha256(material).hexdigest()[:32]}.part"
+    path = cache_dir() / f"{kind}-{new_digest(material).hexdigest()}.part"
     found = _decoded(path, decode)
     if found is not None:
         return found[0]

@@ -10,13 +10,12 @@ but compiles no regex (see `triage.kb.models.VALIDATED`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 from triage.kb import loader, models, regex_safety
-from triage.kb.cache_files import by_content, code_version
+from triage.kb.cache_files import by_content, code_version, new_digest
 from triage.kb.loader import MAX_ENTRY_BYTES, KBError, LoadedEntry, entry_files
 from triage.kb.models import VALIDATED, Entry
 
@@ -26,7 +25,7 @@ Loaded = tuple[list[LoadedEntry], list[KBError]]
 
 def loaded(directory: Path, load: Callable[[Path], Loaded]) -> Loaded:
     """`load(directory)`, or what it gave for the same files before."""
-    digest = hashlib.sha256(f"{directory}\n".encode())  # error messages name other files by their path
+    digest = new_digest(f"{directory}\n".encode())  # error messages name other files by their path
     digest.update(code_version(loader, models, regex_safety))
     for path in entry_files(directory):
         try:
@@ -34,7 +33,7 @@ def loaded(directory: Path, load: Callable[[Path], Loaded]) -> Loaded:
                 head = handle.read(MAX_ENTRY_BYTES + 1)  # a larger file is refused, however large
         except OSError:
             head = b"\0unreadable"
-        digest.update(f"{path.relative_to(directory)}\0".encode() + hashlib.sha256(head).digest())
+        digest.update(f"{path.relative_to(directory)}\0".encode() + new_digest(head).digest())
 
     def build() -> bytes:
         entries, errors = load(directory)
