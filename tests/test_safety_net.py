@@ -213,6 +213,23 @@ def test_a_guess_is_titled_by_the_exception_and_what_it_says(scan_text):
     )
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        # ge #471, as pasted (the backtick and the rest of the linker's message lost)
+        "/usr/local/Ascend/cann//lib64/libge_runner_v2.so: undefined reference to ge::ExecutionRuntime::"
+        "FinalizeExecutionRuntime()\u7b49",
+        "The conflict is caused by:",
+        'Missing key(s) in state_dict: "model.embed.weight".',
+        "allclose(rtol=0.0001, atol=1e-05): False",
+    ],
+)
+def test_a_failure_said_without_an_error_word_still_reaches_the_safety_net(scan_text, line):
+    # The native prefilter hands Python only lines with a trigger word: a symptom's words must be ones.
+    guesses = [d for d in scan_text(f"step 1 loss 2.0\n{line}\n").diagnoses if d.guess]
+    assert guesses and guesses[0].evidence[0].line == 2
+
+
 def test_no_error_means_no_diagnosis(scan_text):
     assert scan_text("step 1 loss 2.0\nstep 2 loss 1.9\ndone\n").diagnoses == []
 
