@@ -310,6 +310,26 @@ def test_lines_told_apart_by_digits_are_grouped_in_the_table(engine_kb, prefilte
         assert len(apart) < 6000 // 2
 
 
+def test_the_lines_of_a_group_that_needs_something_are_read_apart_once(engine_kb, prefilter, monkeypatch):
+    from triage.engine.native_lines import NativeLines
+
+    read = []
+    match_apart = NativeLines._match_apart
+
+    def counting(self, block, lines, at, needs):
+        read.extend(block[start:end] for start, end, _, _ in lines)
+        return match_apart(self, block, lines, at, needs)
+
+    monkeypatch.setattr(NativeLines, "_match_apart", counting)
+    data = access_log(6000, seed=11)
+    native = scan(engine_kb, prefilter, monkeypatch, data, 7919, native=True)
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, 7919, native=False))
+    not_found = data.count(b'" 404 OK')
+    # The 404 lines match the route entry; once a block has registered their group with the table it
+    # hands them back by the group's id, and their digits are not read again.
+    assert not_found > 150 and sum(b'" 404 OK' in line for line in read) < 20
+
+
 def test_an_error_among_a_progress_bars_pieces_is_shown_as_its_own_line(scan_text):
     bar = "\r".join(f"train: {n % 100:3d}%|{'#' * (n % 40):40}| {n}/99999" for n in range(2000))
     result = scan_text(bar + "\r" + OOM.format(n=2) + "\r" + bar + "\n")

@@ -393,10 +393,9 @@ static uint64_t group_hash(const Shapes *self, const unsigned char *line, Py_ssi
     return hash ? hash : 1;
 }
 
-/* Whether a line of a GROUPED shape belongs to a group registered as QUIET. */
-static int quiet_group(Shapes *self, const unsigned char *line, Py_ssize_t length, const Slot *shape) {
-    const Slot *slot = find_slot(self, group_hash(self, line, length, shape->id), (uint32_t)length);
-    return slot->hash != 0 && slot->kind == KIND_QUIET;
+/* The slot of the group of a line of a GROUPED shape: an empty one (hash 0) for a group not registered. */
+static const Slot *group_of(Shapes *self, const unsigned char *line, Py_ssize_t length, const Slot *shape) {
+    return find_slot(self, group_hash(self, line, length, shape->id), (uint32_t)length);
 }
 
 static void Shapes_dealloc(Shapes *self) {
@@ -562,10 +561,16 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                     }
                     goto next;
                 }
-                if (slot->kind == KIND_GROUPED && quiet_group(self, data + position, length, slot)) {
-                    goto next;
-                }
                 id = slot->id;
+                if (slot->kind == KIND_GROUPED) {
+                    const Slot *group = group_of(self, data + position, length, slot);
+                    if (group->hash != 0 && group->kind == KIND_QUIET) {
+                        goto next;
+                    }
+                    if (group->hash != 0) {
+                        id = group->id; /* an ACTIVE group: what its lines need is known by its id */
+                    }
+                }
             } else if ((id = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out))) == LONG_MIN) {
                 goto fail;
             }
@@ -733,7 +738,8 @@ PyDoc_STRVAR(register_doc,
              "keeps its id and takes the new kind. With `masked`, the shape of the line with its hex\n"
              "ids masked (QUIET only): lines not registered that differ from it only in their ids are\n"
              "skipped; -1 for a line that holds no id. A GROUPED shape's lines are handed back with its\n"
-             "id, but those of a group registered QUIET (register_group) are skipped: a group is the\n"
+             "id, but those of a group registered QUIET (register_group) are skipped and those of a group\n"
+             "registered ACTIVE come back with the group's id: a group is the\n"
              "digits of its `named` runs (bit n: the line's n-th run of digits) and of its `coded` runs\n"
              "that hold a bare code (set_codes).");
 
@@ -761,13 +767,21 @@ static PyObject *Shapes_register(Shapes *self, PyObject *args) {
 }
 
 PyDoc_STRVAR(register_group_doc,
-             "register_group(line) -> int\n\n"
-             "Remember the group of `line` under its GROUPED shape as QUIET (see register): its id, as\n"
-             "register gives it; -1 when the line's shape is not GROUPED.");
+             "register_group(line, kind=QUIET) -> int\n\n"
+             "Remember the group of `line` under its GROUPED shape as QUIET or ACTIVE (see register): its\n"
+             "id, as register gives it; -1 when the line's shape is not GROUPED. The lines of a QUIET\n"
+             "group are skipped; those of an ACTIVE group are handed back with the group's id instead of\n"
+             "their shape's, so that the caller knows what they need without reading their digits.");
 
 static PyObject *Shapes_register_group(Shapes *self, PyObject *args) {
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view)) {
+    int kind = KIND_QUIET;
+    if (!PyArg_ParseTuple(args, "y*|i", &view, &kind)) {
+        return NULL;
+    }
+    if (kind != KIND_QUIET && kind != KIND_ACTIVE) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "a group is registered QUIET or ACTIVE");
         return NULL;
     }
     const Slot *shape = view.len <= self->long_line ? find_slot(self, shape_hash(view.buf, view.len), (uint32_t)view.len) : NULL;
@@ -778,7 +792,7 @@ static PyObject *Shapes_register_group(Shapes *self, PyObject *args) {
     uint64_t hash = group_hash(self, view.buf, view.len, shape->id);
     uint32_t length = (uint32_t)view.len;
     PyBuffer_Release(&view);
-    return registered(self, insert_slot(self, hash, length, 0), KIND_QUIET, 0, 0, 0);
+    return registered(self, insert_slot(self, hash, length, 0), kind, 0, 0, 0);
 }
 
 PyDoc_STRVAR(set_codes_doc,

@@ -82,8 +82,8 @@ class NativeLines:
         self._hex_ids = HexIds()
         self._group_verdicts: dict[Hashable, bool] = {}
         """The digit groups judged so far, by whether they need nothing."""
-        self._quiet_groups: set[Hashable] = set()
-        """Those registered with the table, which skips their lines."""
+        self._registered_groups: set[Hashable] = set()
+        """Those registered with the table: it skips a quiet one's lines, and hands back the others' by the group's id."""
 
     def lines(self, near: NearLeads, lines_before: int, block: bytes, span: tuple[int, int]) -> Found:
         seen = self._table.classify(block, *span)
@@ -179,7 +179,7 @@ class NativeLines:
         elif len(self._table) == 1:
             self._known, self._held_as = [needs], [held_as]  # the table was full and started over
             self._hex_ids.forget()
-            self._quiet_groups.clear()
+            self._registered_groups.clear()
         else:
             self._known[shape], self._held_as[shape] = needs, held_as
 
@@ -260,18 +260,18 @@ class NativeLines:
             groups.put(key, found[key])
         for key, n, (start, end, _, _) in zip(keys, at, lines):
             needs[n] = found[key]
-            if key in self._quiet_groups:
+            if key in self._registered_groups:
                 continue
             quiet = self._group_verdicts.get(key)
             if quiet is None:
                 if len(self._group_verdicts) >= QUIET_GROUPS:
                     self._group_verdicts.clear()
                 quiet = self._group_verdicts[key] = self._needs_nothing(block[start:end], found[key])
-            if quiet:  # the table skips the group's lines once their shape is registered as GROUPED
-                shape = self._table.register_group(block[start:end])
-                if shape >= 0:
-                    self._quiet_groups.add(key)
-                    self._note(shape, None, NOT_HELD)
+            # Once their shape is GROUPED, the table skips a quiet group's lines, and hands back the others' by its id.
+            shape = self._table.register_group(block[start:end], _lineshapes.QUIET if quiet else _lineshapes.ACTIVE)
+            if shape >= 0:
+                self._registered_groups.add(key)
+                self._note(shape, None if quiet else found[key], NOT_HELD)
 
     def _needs_nothing(self, raw: bytes, needs: Needs) -> bool:
         """Whether a line (and so its digit group) needs nothing: no pattern flagged it, or only
