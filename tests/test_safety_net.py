@@ -168,6 +168,7 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "I20251208 11:52:33.906306 69771 hf_model_loader.cpp:65] shard 2 read timed out, retrying",
         "[2025-12-08 11:52:44.735471] [info] [69197] [server.h:12] retry after timed out request",
         "step 10 failures: 0",
+        "total tokens 161002000, overflow steps 0, skipped steps 0, loss scale 65536.0",
         "ggml.c:12: no error",
         # A warning about an exception the program caught and went past (vLLM on an NPU).
         "WARNING: Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",

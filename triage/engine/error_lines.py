@@ -112,7 +112,9 @@ _NOT_AN_ERROR = (
     r"(?i:\b(?:no|0|zero)\s+errors?\b|\berrors?\s*[=:]\s*0\b|error[_ ]?(?:rate|count)\b|"
     r"\bif (?:an? )?error|ignore[sd]? (?:the )?errors?|warnings?\s*:|UserWarning|FutureWarning|"
     r"DeprecationWarning|^\s*File \"|^[\s>]*raise\s|"
-    r"\b(?:nan|inf|errors?|fail\w*|overflow\w*|skipped|timeouts?)\b[\w ]{0,24}[:=]\s*0(?:\.0+)?(?![.\dxX]))"
+    r"\b(?:nan|inf|errors?|fail\w*|overflow\w*|skipped|timeouts?)\b[\w ]{0,24}[:=]\s*0(?:\.0+)?(?![.\dxX])|"
+    # a counter written without its colon: "overflow steps 0, skipped steps 0"
+    r"\b(?:nan|inf|overflow|skipped)\w* \w+ 0[,;|])"
 )
 
 # Launcher and logger prefixes that come before the message: timestamps, ranks, worker names.
