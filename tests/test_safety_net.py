@@ -231,6 +231,18 @@ def test_a_failure_said_without_an_error_word_still_reaches_the_safety_net(scan_
     assert guesses and guesses[0].evidence[0].line == 2
 
 
+def test_a_log_that_ends_on_an_evaluation_report_is_a_numerical_question(scan_text):
+    # vllm-ascend #1553, as pasted: lm-eval's table, and mmlu at chance level
+    result = scan_text(
+        "|                 Tasks                 |Version|Filter|n-shot|Metric|   |Value |   |Stderr|\n"
+        "|---------------------------------------|------:|------|-----:|------|---|-----:|---|-----:|\n"
+        "|mmlu                                   |      2|none  |      |acc   |\u2191  |0.2584|\u00b1  |0.0037|\n"
+    )
+    guess = result.diagnoses[0]
+    assert guess.guess and guess.category == "nan_loss_scale" and guess.severity == "warning"
+    assert guess.title.startswith("An evaluation report, with no error") and guess.confidence <= MAX_CONFIDENCE
+
+
 def test_no_error_means_no_diagnosis(scan_text):
     assert scan_text("step 1 loss 2.0\nstep 2 loss 1.9\ndone\n").diagnoses == []
 

@@ -161,6 +161,20 @@ def degenerate_text(text: str) -> bool:
     return generated is not None and _garbled(text[generated.end() :])
 
 
+_EVALUATION_REPORT = _lazy(
+    r"\|\s*Tasks\s*\|\s*Version\s*\||\bOverall report table\b"
+    r"|\|\s*(?:acc(?:uracy)?|acc_norm|exact_match|mean_acc|pass@\d+)\s*\|"
+    r"|\b(?:accuracy|exact_match|mean_acc|pass@\d+)\b\s*[:=]\s*0?\.\d+",
+    re.IGNORECASE,
+)
+"""An evaluation harness's report: lm-eval's table, evalscope's, a metric column, or an accuracy score."""
+
+
+def evaluation_report(text: str) -> bool:
+    """Whether a line is part of an evaluation's report of scores (a table of them, or an accuracy line)."""
+    return _EVALUATION_REPORT().search(text) is not None
+
+
 PUNCTUATION_SOUP = 0.6
 SOUP_SPAN = 60
 """Generated text whose first characters (this many, spaces aside) are mostly punctuation is

@@ -15,7 +15,7 @@ from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
 from triage.engine.guess_advice import guess_advice, unknown_cause
 from triage.engine.error_lines import TRACEBACK, WARNED, exception_name, message_of
-from triage.engine.hints import degenerate_text, looped_output, stall_category, word_votes
+from triage.engine.hints import degenerate_text, evaluation_report, looped_output, stall_category, word_votes
 from triage.engine.nearest import HEALTHY, Guess
 from triage.engine.normalize import template
 from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors, frame_of
@@ -37,6 +37,8 @@ FRAME_WEIGHT = 0.3
 STALL_LINES = 2
 STALL = "stall"
 DEGENERATE = "degenerate"
+REPORT = "report"
+"""An evaluation report and no error: threads paste one when the scores came out lower than expected."""
 DEGENERATE_FAMILY = "nan_loss_scale"
 WARNED_REPEATS = 3
 """How often a warning that something failed must recur to count as the failure. In the train split,
@@ -63,14 +65,14 @@ def diagnose_unclaimed(
     quiet = None
     if not telling and not need_neighbours:
         telling, quiet = _quiet_failure(unclaimed)
-    stalled = quiet == STALL
+    stalled = quiet in (STALL, REPORT)
     if not telling:
         return []
     lead = telling[0]
     decoded: list[tuple[Decoded, float]] = []
     if quiet:
         # No error line: error neighbours say nothing of it, what the log shows last does.
-        family = DEGENERATE_FAMILY if quiet == DEGENERATE else stall_category(lead.message) or "other"
+        family = DEGENERATE_FAMILY if quiet in (DEGENERATE, REPORT) else stall_category(lead.message) or "other"
         guess = kb.neighbour_index.guess([], {family: 1.0})
     else:
         decoded = [(found, e.salience) for e in telling for found in kb.code_table.decode(e.message)]
@@ -213,12 +215,18 @@ def _word_votes(telling: list[ErrorLine], frames: str) -> dict[str, float]:
 def _quiet_failure(unclaimed: UnclaimedErrors) -> tuple[list[ErrorLine], str | None]:
     """A log without errors that still shows it failed: its last lines hold generated text that
     degenerated into one phrase or symbol pair repeated, within a line or line after line (numbers
-    gone wrong on the device), or say it was capturing, compiling or waiting when it stopped (a stall)."""
+    gone wrong on the device), say it was capturing, compiling or waiting when it stopped (a stall), or
+    report an evaluation's scores."""
     for source, tail in unclaimed.tails.items():
         at = looped_output([text for _, text in tail])
         if at is not None:
             return [_tail_line(source, *tail[at])], DEGENERATE
-    for kind, lines, found in ((DEGENERATE, None, degenerate_text), (STALL, STALL_LINES, stall_category)):
+    quiet_kinds = (
+        (DEGENERATE, None, degenerate_text),
+        (STALL, STALL_LINES, stall_category),
+        (REPORT, None, evaluation_report),
+    )
+    for kind, lines, found in quiet_kinds:
         for source, tail in unclaimed.tails.items():
             for number, text in reversed(tail[-lines:] if lines else tail):
                 if found(text):
@@ -254,6 +262,8 @@ def _title(lead: ErrorLine, quiet: str | None) -> str:
         return f"Degenerate output, with no error: {lead.message[:90]}"
     if quiet == STALL:
         return f"The log ends while the job was busy, with no error: {lead.message[:90]}"
+    if quiet == REPORT:
+        return f"An evaluation report, with no error: {lead.message[:90]}"
     if lead.kind == TRACEBACK and FRAME.search(lead.message):
         return f"A traceback cut off before its error line: {lead.message[:80]}"
     name = exception_name(lead.message)
@@ -275,6 +285,12 @@ def _summary(guess: Guess | None, category: str, quiet: str | None) -> str:
             "No error in the log, but this output repeats one phrase or symbol pair over and over: "
             "generation from NaN / Inf or otherwise wrong logits, a numerical fault on the device path "
             "(a quantized or low-precision kernel, a graph-mode or multi-node path)."
+        )
+    if quiet == REPORT:
+        return (
+            "No error in the log, but it reports an evaluation's scores. If they are lower than the same model "
+            "scores elsewhere (on GPUs, an earlier release, the model card), the usual causes are numerical: a "
+            "quantized or low-precision kernel, graph mode or a fused operator, the precision mode of the NPU stack."
         )
     if quiet == STALL:
         head = "No error in the log, but it stops on this line: the job hung or was killed here"
