@@ -34,10 +34,12 @@ CORPUS = ROOT / "logs_samples" / "real"
 # '#include <cstdint>'?", from public threads and three train cases): train leave-thread-out causes 24% ->
 # 25%, fixes 18% -> 20%; on the test split one log whose thread named another cause now gets it first
 # (33 -> 32 of 137 causes; the case was not read).
-TEST_FLOOR = {"top1": 0.66, "top3": 0.81, "no_diagnosis": 0.056, "top_cause_right": 0.23, "fix_in_first_two": 0.145}
+# Its trigger words and the evaluation-report guess then took the split to 66.8% / 82.0% / 5.2% (buried
+# 66.5% / 81.6% / 3.7%): the floors follow.
+TEST_FLOOR = {"top1": 0.665, "top3": 0.815, "no_diagnosis": 0.053, "top_cause_right": 0.23, "fix_in_first_two": 0.145}
 # Buried in every healthy log, the grown split reads 66.1% / 81.2% / 4.4% on 543 (66.6% / 81.0% / 4.4% on 521;
 # which healthy logs each is buried between shifts as cases join, and 4.8% read silent at 539).
-BURIED_FLOOR = {"top1": 0.66, "top3": 0.805, "no_diagnosis": 0.05}
+BURIED_FLOOR = {"top1": 0.66, "top3": 0.81, "no_diagnosis": 0.04}
 # Fix text that only makes sense on one stack: (pattern, workloads for which it is right).
 STACK_WORDS = (
     (r"\bvllm serve\b|--gpu-memory-utilization|--max-model-len", {"vllm", "vllm-ascend"}),
