@@ -12,7 +12,7 @@ from typing import Any
 
 from triage.engine.codes import CodeRow, CodeTable
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.nearest import WRAPPER, Neighbour, NeighbourIndex, ReportedCase, informative
+from triage.engine.nearest import FRAMES_SUFFIX, WRAPPER, Neighbour, NeighbourIndex, ReportedCase, informative
 from triage.engine.normalize import template
 
 if TYPE_CHECKING:
@@ -326,7 +326,21 @@ def _neighbours(models: list[Entry], rows: list[tuple[str, str, str]]) -> tuple[
             out.setdefault((masked, category), (masked, category, label))
     # A wrapper's line quoted in another entry's example (or a corpus log) is still a wrapper's.
     wrapped = {masked for masked, category in out if category == WRAPPER}
-    return tuple(row for (masked, category), row in out.items() if category == WRAPPER or masked not in wrapped)
+    kept = tuple(row for (masked, category), row in out.items() if category == WRAPPER or masked not in wrapped)
+    return kept + tuple(
+        (template(_prose(entry)), entry.category, f"entry:{entry.id}{FRAMES_SUFFIX}")
+        for entry in models
+        if not entry.generic
+    )
+
+
+def _prose(entry: Entry) -> str:
+    """What an entry says of its failure in words (title, summary, its causes' titles): a words-only
+    document for the word model, so that an unknown line's words meet the family the KB describes with
+    them, not only those its example lines happen to print. Leave-thread-out on the train split: top-1
+    70.1 -> 70.6%, top-3 85.8 -> 86.2% (title and summary alone 70.3%; with the causes' how-to-tell
+    70.2% / 86.5%)."""
+    return " ".join([entry.title, entry.summary, *(cause.title for cause in entry.causes)])
 
 
 def _example_lines(entry: Entry) -> list[str]:
