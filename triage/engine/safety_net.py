@@ -65,7 +65,8 @@ def diagnose_unclaimed(
     quiet = None
     if not telling and not need_neighbours:
         telling, quiet = _quiet_failure(unclaimed)
-    stalled = quiet in (STALL, REPORT)
+    # A stall or a report of scores is a question about the job, not an error it raised.
+    warning = quiet in (STALL, REPORT)
     if not telling:
         return []
     lead = telling[0]
@@ -93,7 +94,7 @@ def diagnose_unclaimed(
         id=ID,
         category=category,
         title=_title(lead, quiet),
-        severity="warning" if stalled else "error",
+        severity="warning" if warning else "error",
         confidence=confidence,
         score=round(confidence, 3),
         summary=" ".join(filter(None, [_summary(guess, category, quiet) + _codes_text(decoded), lent])),
