@@ -562,14 +562,12 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                     goto next;
                 }
                 id = slot->id;
-                if (slot->kind == KIND_GROUPED) {
-                    const Slot *group = group_of(self, data + position, length, slot);
-                    if (group->hash != 0 && group->kind == KIND_QUIET) {
+                const Slot *group = slot->kind == KIND_GROUPED ? group_of(self, data + position, length, slot) : NULL;
+                if (group != NULL && group->hash != 0) {
+                    if (group->kind == KIND_QUIET) {
                         goto next;
                     }
-                    if (group->hash != 0) {
-                        id = group->id; /* an ACTIVE group: what its lines need is known by its id */
-                    }
+                    id = group->id; /* an ACTIVE group: what its lines need is known by its id */
                 }
             } else if ((id = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out))) == LONG_MIN) {
                 goto fail;
