@@ -39,7 +39,8 @@ STALL = "stall"
 DEGENERATE = "degenerate"
 REPORT = "report"
 """An evaluation report and no error: threads paste one when the scores came out lower than expected."""
-DEGENERATE_FAMILY = "nan_loss_scale"
+NUMERICAL_FAMILY = "nan_loss_scale"
+"""The family of degenerate output and of a report of scores: numbers gone wrong on the device."""
 WARNED_REPEATS = 3
 """How often a warning that something failed must recur to count as the failure. In the train split,
 logs that hold nothing stronger and say such a warning three times or more are failures (paddle-lite
@@ -73,7 +74,7 @@ def diagnose_unclaimed(
     decoded: list[tuple[Decoded, float]] = []
     if quiet:
         # No error line: error neighbours say nothing of it, what the log shows last does.
-        family = DEGENERATE_FAMILY if quiet in (DEGENERATE, REPORT) else stall_category(lead.message) or "other"
+        family = NUMERICAL_FAMILY if quiet in (DEGENERATE, REPORT) else stall_category(lead.message) or "other"
         guess = kb.neighbour_index.guess([], {family: 1.0})
     else:
         decoded = [(found, e.salience) for e in telling for found in kb.code_table.decode(e.message)]
