@@ -284,6 +284,8 @@ def test_a_log_that_ends_on_work_finished_is_no_stall(scan_text, last):
         "output: " + "!" * 30,
         # vllm-project/vllm-ascend#1743, as pasted (shortened): punctuation soup with a few words
         '{"choices":[{"index":0,"text":",.,. and,.,,,,,,.,0 and,, and,,,)),.,, a,;,,,.,,;;,,,,, and,, to,,,,,,,,,.,,,,,,,,,.,)"}]}',
+        # vllm-project/vllm-ascend#9951, as pasted (shortened): a whole sentence said again and again
+        '"message":{"role":"assistant","content":"The cat sits on the mat. The cat sits on the mat. The cat sits on the mat. The',
     ],
 )
 def test_output_that_repeats_itself_is_degenerate(line):
@@ -306,6 +308,8 @@ def test_output_that_repeats_itself_is_degenerate(line):
         # A request's prompt, and a completion of code: punctuation, but not mostly
         '{"text": "What is SGLang?", "sampling_params": {"temperature": 0, "max_new_tokens": 1000}}',
         '"text":"def f(x):\n    return {k: [v] for k, v in x.items()} if x else {}"',
+        # A sentence said twice, or three alike sentences that differ: a model may do that, and well
+        '"content":"The cat sits on the mat. The cat sits on the mat. The dog sits on the mat. The cat"',
     ],
 )
 def test_paths_banners_progress_and_numbers_are_not_degenerate(line):

@@ -120,6 +120,9 @@ _GENERATED = _lazy(
 )
 """Where a line hands over text a model generated: a serving log's `Generated text: '...'`, an
 OpenAI-style JSON `"text":"..."`, a demo's `output: ...`."""
+_REPEATED_SENTENCE = _lazy(r"((?:[^\W\d_][\w'’-]*[^\w\n]+){5,14}?)\1{2,}")
+"""Inside generated text, a sentence of five to fourteen words said three times in a row ("The cat sits
+on the mat. The cat sits on the mat. ..."): a model looping, where a logger's line would not."""
 _ONE_SYMBOL_RUN = _lazy(r"([^\w\s])\1{23,}")
 """One symbol 24 times in a row: a banner outside generated text, a model stuck on one token inside it."""
 _SCRIPTS = _lazy(
@@ -158,7 +161,10 @@ def degenerate_text(text: str) -> bool:
     if _REPEATED_CJK().search(text) is not None:
         return True
     generated = _GENERATED().search(text)
-    return generated is not None and _garbled(text[generated.end() :])
+    if generated is None:
+        return False
+    handed_over = text[generated.end() :]
+    return _REPEATED_SENTENCE().search(handed_over) is not None or _garbled(handed_over)
 
 
 _EVALUATION_REPORT = _lazy(
