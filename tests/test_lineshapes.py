@@ -169,6 +169,21 @@ def test_lines_that_differ_only_in_ids_from_a_masked_quiet_shape_are_skipped(nat
         table.register(first, native.ACTIVE, 0, True)
 
 
+def test_new_lines_that_differ_only_in_ids_point_at_the_first_of_them(native):
+    """Before any shape with ids masked is registered (a log's first block), lines that differ only in
+    their ids are one new shape: the first is handed back to be matched, the others follow it."""
+    table = native.Shapes(limit=64)
+    block = (
+        b"Finished request chatcmpl-a6a3a450-6513-270e-269e-0d37f2a74de4.\n"
+        b"Finished request chatcmpl-0f88080b-10a3-d6b2-aa05-e11ab2715945.\n"
+        b"Received request cmpl-3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8-0: x=12\n"
+        b"Received request cmpl-00000000aaaaaaaabbbbbbbbcccccccc-0: x=98\n"
+        b"Received request cmpl-00000000aaaaaaaabbbbbbbbcccccccc-0: x=100\n"  # one digit more: another shape
+        b"Finished request chatcmpl-5d39d0a8-9a2e-f80f-58ee-8571f4998d7c.\n"
+    )
+    assert ids(table.classify(block, 0, len(block))) == [-1, -2, -1, -4, -1, -2]
+
+
 def _random_id_line(rng: random.Random) -> bytes:
     """Words, numbers and hex runs of lengths around the id limits, in both cases and as UUIDs,
     glued or spaced, so that runs fall across the table's 16- and 64-byte strides and line ends."""

@@ -326,16 +326,21 @@ static long fresh_shape(Shapes *self, uint64_t hash, uint32_t length, Py_ssize_t
     return -1;
 }
 
-/* Of a line that holds hex ids: whether it differs only in them from a registered QUIET line.
- * -1 for a line that holds none. Such a line is never registered as it is (see native_lines), so
- * its own shape is not looked up. */
-static int quiet_ids(Shapes *self, const unsigned char *line, Py_ssize_t length) {
-    uint32_t masked_length;
-    uint64_t hash = masked_hash(line, length, self->scratch, &masked_length);
-    if (!hash) {
+/* A line's hash with its hex ids masked (0: it holds none) and that masked line's length. */
+typedef struct {
+    uint64_t hash;
+    uint32_t length;
+} Masked;
+
+/* Of a line that holds hex ids (`masked`): whether it differs only in them from a registered QUIET
+ * line; -1 for a line that holds none. Such a line is never registered as it is (see native_lines),
+ * so its own shape is not looked up. */
+static int quiet_ids(Shapes *self, const unsigned char *line, Py_ssize_t length, Masked *masked) {
+    masked->hash = masked_hash(line, length, self->scratch, &masked->length);
+    if (!masked->hash) {
         return -1;
     }
-    const Slot *slot = find_slot(self, hash, masked_length);
+    const Slot *slot = find_slot(self, masked->hash, masked->length);
     return slot->hash != 0 && slot->kind == KIND_QUIET;
 }
 
@@ -526,7 +531,8 @@ PyDoc_STRVAR(classify_doc,
              "The lines of buffer[start:end] (the last one may lack its newline) that the caller must see,\n"
              "index counting lines from `start`. id: that of the line's ACTIVE shape; -1 for the first line\n"
              "of a shape not registered (and for a line longer than long_line); -2 - n for a later line of\n"
-             "the same shape, whose first line is item n. QUIET lines are skipped; CAUSE lines are held\n"
+             "the same shape (of a line holding hex ids: its shape with them masked), whose first line is item\n"
+             "n. QUIET lines are skipped; CAUSE lines are held\n"
              "for `held`, until the next call.");
 
 static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
@@ -545,7 +551,8 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
         Py_ssize_t length = line_end - position;
         long id = -1;
         if (length <= self->long_line) {
-            int ids_quiet = self->masked_count ? quiet_ids(self, data + position, length) : -1;
+            Masked masked = {0, 0};
+            int ids_quiet = self->masked_count ? quiet_ids(self, data + position, length, &masked) : -1;
             if (ids_quiet == 1) {
                 goto next;
             }
@@ -569,8 +576,18 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                     }
                     id = group->id; /* an ACTIVE group: what its lines need is known by its id */
                 }
-            } else if ((id = fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out))) == LONG_MIN) {
-                goto fail;
+            } else {
+                if (!self->masked_count) { /* a new line: read for ids only now (most lines repeat) */
+                    masked.hash = masked_hash(data + position, length, self->scratch, &masked.length);
+                }
+                /* Lines that differ only in their ids are one shape to the caller: the first of them
+                 * is matched, the others follow it (a serving log's request lines, before the table
+                 * knows their shape with ids masked). */
+                id = masked.hash ? fresh_shape(self, masked.hash, masked.length, PyList_GET_SIZE(out))
+                                 : fresh_shape(self, hash, (uint32_t)length, PyList_GET_SIZE(out));
+                if (id == LONG_MIN) {
+                    goto fail;
+                }
             }
         }
         if (append_line(out, position, line_end, index, id) < 0) {
