@@ -8,6 +8,7 @@ import pytest
 
 import triage.engine.error_lines as error_lines
 from triage.engine import confirm, literal_gate
+from triage.engine.context import JobContext
 from triage.engine.literal_gate import gate_text, may_match, required_literals
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +41,12 @@ def test_patterns_re_finds_fast_by_themselves_are_not_gated():
     assert required_literals(re.compile(r"Traceback \(most recent call last\)")) is None
 
 
+def test_a_pattern_that_ignores_case_is_gated_even_where_it_starts_with_a_letter():
+    # `re` looks for a literal first character in C only where the case is kept: `vllm[_-]ascend`
+    # with IGNORECASE is tried at every position of every line shown to the job context.
+    assert required_literals(re.compile(r"vllm[_-]ascend", re.IGNORECASE)) == ("vllm-ascend", "vllm_ascend")
+
+
 def test_a_line_with_other_than_ascii_is_always_searched():
     # Case-insensitive matching folds 'ſ' (long s) onto 's'; lowering does not.
     literals = required_literals(re.compile(r"(?i:\bsegmentation\b)"))
@@ -56,11 +63,17 @@ def _real_lines() -> list[str]:
     return sorted(lines)
 
 
+def _context_of(line: str) -> JobContext:
+    context = JobContext()
+    context.observe(line)
+    return context
+
+
 def test_the_gate_changes_no_verdict_on_real_lines(monkeypatch):
     lines = _real_lines()
-    gated = [(error_lines.error_kind(line), confirm.error_context(line)) for line in lines]
+    gated = [(error_lines.error_kind(line), confirm.error_context(line), _context_of(line)) for line in lines]
     monkeypatch.setattr(literal_gate, "may_match", lambda literals, text: True)
-    searched = [(error_lines.error_kind(line), confirm.error_context(line)) for line in lines]
+    searched = [(error_lines.error_kind(line), confirm.error_context(line), _context_of(line)) for line in lines]
     assert len(lines) > 10_000
     assert gated == searched
     assert literal_gate.MIN_LENGTH >= 2  # a one-character string would pass nearly every line

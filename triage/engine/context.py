@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from triage.engine.literal_gate import GatedPattern, gate_text
 from triage.kb.versions import satisfies
 
 # (name, pattern): the first that matches a line names it. Order matters where one name contains
@@ -111,14 +112,16 @@ TORCH_PATTERN = r"torch[_-]npu|[/\\]torch[/\\]"
 MAX_LINES = 4096
 """Context is decided by the first lines that show it; after this many the rest only cost time."""
 
-_COMPILED_WORKLOADS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in WORKLOAD_PATTERNS)
-_COMPILED_LAUNCHERS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in LAUNCHER_PATTERNS)
-_COMPILED_VERSIONS = tuple((name, re.compile(p, re.IGNORECASE)) for name, p in VERSION_PATTERNS)
-_SOC = re.compile(SOC_PATTERN, re.IGNORECASE)
-_ENV = re.compile(ENV_PATTERN)
+# Each searched only on a line that holds one of its words (see `literal_gate`): a line that shows
+# context is read by some thirty case-insensitive patterns, 250 us when all are searched.
+_COMPILED_WORKLOADS = tuple((name, GatedPattern(re.compile(p, re.IGNORECASE))) for name, p in WORKLOAD_PATTERNS)
+_COMPILED_LAUNCHERS = tuple((name, GatedPattern(re.compile(p, re.IGNORECASE))) for name, p in LAUNCHER_PATTERNS)
+_COMPILED_VERSIONS = tuple((name, GatedPattern(re.compile(p, re.IGNORECASE))) for name, p in VERSION_PATTERNS)
+_SOC = GatedPattern(re.compile(SOC_PATTERN, re.IGNORECASE))
+_ENV = GatedPattern(re.compile(ENV_PATTERN))
 _ENV_NAME = re.compile(ENV_NAMES)
-_TORCH = re.compile(TORCH_PATTERN, re.IGNORECASE)
-_ANY = re.compile("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE)
+_TORCH = GatedPattern(re.compile(TORCH_PATTERN, re.IGNORECASE))
+_ANY = GatedPattern(re.compile("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE))
 
 
 @dataclass
@@ -165,26 +168,30 @@ class JobContext:
         return set()
 
     def observe(self, text: str) -> None:
-        if self.lines_seen >= MAX_LINES or not _ANY.search(text):
+        if self.lines_seen >= MAX_LINES:
+            return
+        gated = gate_text(text)
+        if not _ANY.search(text, gated):
             return
         self.lines_seen += 1
         for name, pattern in _COMPILED_WORKLOADS:
-            if name not in self.workloads and pattern.search(text):
+            if name not in self.workloads and pattern.search(text, gated):
                 self.workloads.append(name)
         if self.launcher is None:
-            self.launcher = next((name for name, pattern in _COMPILED_LAUNCHERS if pattern.search(text)), None)
+            self.launcher = next((name for name, pattern in _COMPILED_LAUNCHERS if pattern.search(text, gated)), None)
         for name, pattern in _COMPILED_VERSIONS:
             if name not in self.versions:
-                found = pattern.search(text)
+                found = pattern.search(text, gated)
                 if found:
                     self.versions[name] = next(g for g in found.groups() if g)
         if self.soc is None:
-            found = _SOC.search(text)
+            found = _SOC.search(text, gated)
             if found:
                 self.soc = next(g for g in found.groups() if g).replace(" ", "")
-        for found in _ENV.finditer(text):
-            self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
-        if self.runtime is None and _TORCH.search(text):
+        if _ENV.search(text, gated):
+            for found in _ENV.pattern.finditer(text):
+                self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
+        if self.runtime is None and _TORCH.search(text, gated):
             self.runtime = "torch"
 
     def observe_job(self, command: list[str], environ: Mapping[str, str]) -> None:

@@ -40,12 +40,14 @@ STARTS = {sre.AT_BEGINNING, sre.AT_BEGINNING_STRING}
 def required_literals(pattern: re.Pattern[str]) -> Literals | None:
     """Strings (lowered, digits as '0') of which every match of `pattern` holds one; None when
     the pattern's tree tells none worth testing, or when `re` finds its matches fast by itself: a
-    pattern anchored at the start, or starting with a literal character, which it looks for in C."""
+    pattern anchored at the start, or starting with a literal character, which it looks for in C
+    (not when the pattern ignores case: then it tries every position)."""
     try:
         tree = list(sre_parse.parse(pattern.pattern, pattern.flags))
     except (re.error, RecursionError, TypeError):  # a private module: whatever it cannot read is searched
         return None
-    if not tree or tree[0][0] is sre.LITERAL or (tree[0][0] is sre.AT and tree[0][1] in STARTS):
+    literal_start = tree and tree[0][0] is sre.LITERAL and not pattern.flags & re.IGNORECASE
+    if not tree or literal_start or (tree[0][0] is sre.AT and tree[0][1] in STARTS):
         return None
     found = _best(_candidates(tree))
     if found is None:
