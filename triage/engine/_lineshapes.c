@@ -531,9 +531,8 @@ PyDoc_STRVAR(classify_doc,
              "The lines of buffer[start:end] (the last one may lack its newline) that the caller must see,\n"
              "index counting lines from `start`. id: that of the line's ACTIVE shape; -1 for the first line\n"
              "of a shape not registered (and for a line longer than long_line); -2 - n for a later line of\n"
-             "the same shape (of a line holding hex ids: its shape with them masked), whose first line is item\n"
-             "n. QUIET lines are skipped; CAUSE lines are held\n"
-             "for `held`, until the next call.");
+             "the same shape (for a line holding hex ids: its shape with them masked), whose first line is\n"
+             "item n. QUIET lines are skipped; CAUSE lines are held for `held`, until the next call.");
 
 static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
     Walk walk;
