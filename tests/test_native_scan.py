@@ -134,6 +134,24 @@ def test_native_and_pure_python_scans_agree(engine_kb, prefilter, monkeypatch, s
     assert {"aicore-exception-507015", "aicpu-exception-507018", "hccl-ei0006-socket-timeout"} <= found
 
 
+@pytest.mark.parametrize("chunk", [1 << 20, 997])
+def test_cause_lines_that_wait_in_short_runs_count_for_a_later_lead(engine_kb, prefilter, monkeypatch, chunk):
+    # Runs of three cause lines apart, each ended by a line the scan sees one by one (a new shape):
+    # the lines of a run wait (those of the last run sighted only when a lead comes), and the window
+    # keeps the last WAITING_LINES of them across the runs, as the pure-Python path does.
+    cause = "[rank0]: Running tokenizer on dataset"
+    lines = [f"step {n}" for n in range(3 * CAUSE_WINDOW)]
+    for run in range(9):
+        lines += [cause] * 3 + [f"[rank0]: note {'xyzw'[run % 4] * (run + 1)}"] + ["step x"] * 5
+    lines += ["[rank0]: " + EI0006.format(n=1)] + [f"step {n}" for n in range(100)]
+    data = ("\n".join(lines) + "\n").encode()
+    native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
+    entry = next(n for n, e in enumerate(engine_kb.entries) if e.id == "hccl-ei0006-socket-timeout")
+    # The last 16 of the 27 that waited count (and the lead's own line supports a cause of its own).
+    assert 16 <= native.evidence[entry].support_count < 27
+
+
 def test_cause_lines_in_a_blocks_last_lines_still_count_for_the_next_blocks_lead(engine_kb, prefilter, monkeypatch):
     # Cause lines far from any lead, in a block's last lines: a lead in the next block can still
     # reach the last few per entry (those `CauseWindow` keeps waiting), as in the pure-Python path.

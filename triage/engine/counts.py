@@ -37,11 +37,15 @@ class Counts:
         self.evidence = evidence
         self._with_causes = with_causes
         self._windows = CauseWindows()
+        self._later: dict[tuple[int, str], tuple[Callable[[int], Sighting], list[tuple[int, Support]]]] = {}
+        """Per (entry, source): the last run's lines that wait, not yet sighted (see `_wait_later`)."""
 
     def primary(self, entry: int, seen: Sighting, *, new_shape: bool) -> None:
         """Count one of the entry's own lines, and the cause lines that waited for it."""
         self.evidence[entry].add_primary(seen, new_shape=new_shape)
         if entry in self._with_causes:
+            if self._later:
+                self._wait_now(entry, seen.source)
             for support, waited in self._windows[entry].note_primary(seen):
                 self._add(support, waited)
 
@@ -51,8 +55,34 @@ class Counts:
         """Count a line's cause evidence where an own line of its entry is near (the line itself,
         for the entries it is an own line of: `own`); else it waits."""
         for support in supports:
-            if support[0] in own or self._windows[support[0]].near(seen, (support, seen)):
+            if support[0] in own:
                 self._add(support, seen)
+                continue
+            if self._later:
+                self._wait_now(support[0], seen.source)
+            if self._windows[support[0]].near(seen, (support, seen)):
+                self._add(support, seen)
+
+    def _wait_later(
+        self, entry: int, source: str, sighting: Callable[[int], Sighting], kept: list[tuple[int, Support]]
+    ) -> None:
+        """Let a run's last lines of an entry wait without sighting them yet: on a noisy log the
+        next run's lines push them out before an own line of the entry comes, most of the time.
+        Those of the run before that are sighted now, as many as can outlast these."""
+        self._wait_now(entry, source, WAITING_LINES - len(kept))
+        self._later[entry, source] = (sighting, kept)
+
+    def _wait_now(self, entry: int, source: str, most: int = WAITING_LINES) -> None:
+        """Sight the lines of an entry that wait without a sighting, the last `most` of them, and
+        let them wait in its window, before anything reads it."""
+        later = self._later.pop((entry, source), None)
+        if later is None or most <= 0:
+            return
+        sighting, kept = later
+        window = self._windows[entry]
+        for n, support in kept[-most:]:
+            seen = sighting(n)
+            window.wait(seen, (support, seen))
 
     def held(self, run: list[Seen], held: HeldLines, source: Source, order: int) -> None:
         """Count a run of held cause lines, all after the `order`-th numbered line and before the
@@ -76,12 +106,13 @@ class Counts:
         closes = max((reach for reach in reaches if reach is not None), default=-1)
         cut = bisect_right(run, closes - held.first, key=itemgetter(2))  # the lines a window may still reach
         sightings: dict[int, Sighting] = {}
+        name, rank = source.name, source.rank  # as they are now: a line that waits may be sighted later
 
         def sighting(n: int) -> Sighting:
             # One per line: a line listed for one cause is not listed again for another.
             seen = sightings.get(n)
             if seen is None:
-                seen = sightings[n] = held.sighting(run[n], order, source.name, source.rank)
+                seen = sightings[n] = held.sighting(run[n], order, name, rank)
             return seen
 
         counted: dict[tuple[int, int], list[int]] = {}  # (shape, k-th support) -> [first line, lines]
@@ -100,10 +131,8 @@ class Counts:
                 before = _waiting_before(shapes, cut, waits.get(entry, []), found_of, WAITING_LINES - len(kept))
                 before = sorted(before + waiting.get(entry, []))[-(WAITING_LINES - len(kept)) :]
                 kept = [(n, support) for n, _, support in before] + kept
-            window = self._windows[entry]
-            for n, support in kept[-WAITING_LINES:]:
-                seen = sighting(n)
-                window.wait(seen, (support, seen))
+            if kept:
+                self._wait_later(entry, name, sighting, kept[-WAITING_LINES:])
 
     def _by_shape(
         self,
