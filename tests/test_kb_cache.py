@@ -12,7 +12,7 @@ import pytest
 
 from kb_helpers import entry_data, write_entry
 from tests.conftest import ROOT
-from triage.engine import hs_parts, kb_cache, load_engine_kb
+from triage.engine import hs_parts, kb_cache, literal_gate, load_engine_kb
 from triage.kb import cache_files
 from triage.engine.compiled import TRIGGER_PATTERNS
 from triage.engine.scanner import Scanner
@@ -70,9 +70,12 @@ def test_kb_sets_are_cached_side_by_side_and_evicted_least_recently_used(tmp_pat
 
 
 def test_cache_round_trip_keeps_every_field(engine_kb):
-    restored, errors = kb_cache._from_bytes(kb_cache._to_bytes((engine_kb, ["x.yaml:1: bad"])))
+    (restored, errors), rows = kb_cache._from_bytes(kb_cache._to_bytes((engine_kb, ["x.yaml:1: bad"])))
     assert restored == engine_kb and errors == ["x.yaml:1: bad"]
     assert restored.prefilter_state == engine_kb.prefilter_state
+    # The engine's gated patterns (error lines, job context), with the literals worked out for them.
+    assert rows == literal_gate.gate_rows() and len(rows) > 40
+    assert any(literals for _, _, literals in rows)
 
 
 def test_a_truncated_cache_is_rebuilt_not_fatal(engine_kb):

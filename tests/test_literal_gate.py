@@ -47,6 +47,17 @@ def test_a_pattern_that_ignores_case_is_gated_even_where_it_starts_with_a_letter
     assert required_literals(re.compile(r"vllm[_-]ascend", re.IGNORECASE)) == ("vllm-ascend", "vllm_ascend")
 
 
+def test_literals_the_kb_cache_kept_are_used_without_reading_the_pattern_again(monkeypatch):
+    pattern = re.compile(r"\s(?:alpha|beta)gamma")
+    monkeypatch.setattr(literal_gate, "_CACHED", {})
+    # Not what the tree tells (alphagamma, betagamma): the test can see which literals were used.
+    literal_gate.use_gate_rows([(pattern.pattern, pattern.flags, ["betagamma"])])
+    monkeypatch.setattr(literal_gate, "required_literals", lambda _: pytest.fail("the pattern was read again"))
+    gated = literal_gate.GatedPattern(pattern)
+    assert gated.search(" alphagamma", gate_text(" alphagamma")) is None
+    assert gated.search(" betagamma", gate_text(" betagamma"))
+
+
 def test_a_line_with_other_than_ascii_is_always_searched():
     # Case-insensitive matching folds 'ſ' (long s) onto 's'; lowering does not.
     literals = required_literals(re.compile(r"(?i:\bsegmentation\b)"))

@@ -20,16 +20,28 @@ from pathlib import Path
 from typing import Any
 
 from triage import __version__
-from triage.engine import codes, compiled, context, digits, error_lines, nearest, normalize, prefilter, repeats
+from triage.engine import (
+    codes,
+    compiled,
+    context,
+    digits,
+    error_lines,
+    literal_gate,
+    nearest,
+    normalize,
+    prefilter,
+    repeats,
+)
 from triage.kb.cache_files import cache_dir, code_version, new_digest, read_own, write_atomic
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
 from triage.kb.paths import CASES_FILE, CODES_FILE, NEIGHBOURS_FILE
 
-FORMAT = 9
+FORMAT = 10
 """Bumped when the layout or the meaning of a cached database changes; 1 was the pickle format,
 2 held cause-evidence patterns in the main prefilter database, 3 had no digit reads, 4 held the
 databases as base64 inside the JSON, 5 one database per prefilter set (not one per KB directory),
-6 no reported cases, 7 no overridden entries kept switched off, 8 held the data as a line of JSON."""
+6 no reported cases, 7 no overridden entries kept switched off, 8 held the data as a line of JSON,
+9 no literals of the engine's gated patterns."""
 MAX_FILES = 8
 MAX_TOTAL_BYTES = 64 << 20
 _SIZE_BYTES = 8
@@ -41,7 +53,11 @@ def fingerprint(dirs: list[Path]) -> str:
     digest = new_digest(f"{__version__}\0{FORMAT}".encode())
     # What the cached data means (prefilter flags and context triggers, signature fields) lives in these
     # modules: a development checkout that edits them must not reuse an old cache.
-    digest.update(code_version(codes, compiled, context, prefilter, repeats, digits, error_lines, nearest, normalize))
+    digest.update(
+        code_version(
+            codes, compiled, context, prefilter, repeats, digits, error_lines, literal_gate, nearest, normalize
+        )
+    )
     for directory in dirs:
         digest.update(b"\0dir\0" + str(directory.resolve()).encode())
         for path in sorted(_kb_files(directory)):
@@ -73,9 +89,11 @@ def load(key: str) -> Payload | None:
     if content is None:
         return None
     try:
-        return _from_bytes(content)
+        payload, rows = _from_bytes(content)
     except Exception:  # a stale, damaged or planted cache is rebuilt, never fatal
         return None
+    literal_gate.use_gate_rows(rows)
+    return payload
 
 
 def store(key: str, payload: Payload) -> None:
@@ -94,7 +112,7 @@ def _to_bytes(payload: Payload) -> bytes:
     return len(data).to_bytes(_SIZE_BYTES, "little") + data + b"".join(blobs)
 
 
-def _from_bytes(content: bytes) -> Payload:
+def _from_bytes(content: bytes) -> tuple[Payload, list[literal_gate.GateRow]]:
     offset = _SIZE_BYTES + int.from_bytes(content[:_SIZE_BYTES], "little")
     data = marshal.loads(content[_SIZE_BYTES:offset])
     if not isinstance(data, dict):
@@ -108,7 +126,7 @@ def _from_bytes(content: bytes) -> Payload:
             parts.append(content[offset : offset + size])
             offset += size
         state[name] = (tuple(parts), list(unsupported))
-    return _from_data(data, state)
+    return _from_data(data, state), [(source, flags, literals) for source, flags, literals in data["gate_rows"]]
 
 
 def _to_data(payload: Payload) -> dict[str, Any]:
@@ -123,6 +141,7 @@ def _to_data(payload: Payload) -> dict[str, Any]:
         "neighbours": [list(row) for row in kb.neighbours],
         "codes": [list(row) for row in kb.codes],
         "cases": [list(row) for row in kb.cases],
+        "gate_rows": literal_gate.gate_rows(),
         "prefilter_state": [
             [name, [len(blob) for blob in parts], unsupported]
             for name, (parts, unsupported) in kb.prefilter_state.items()

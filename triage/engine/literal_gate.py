@@ -74,9 +74,19 @@ def may_match(literals: Literals | None, gated: str | None) -> bool:
     return literals is None or gated is None or any(map(gated.__contains__, literals))
 
 
+GateRow = tuple[str, int, Literals | None]
+"""A gated pattern's source, flags and literals, as the compiled-KB cache keeps them."""
+_GATED: list[GatedPattern] = []
+"""Every gated pattern made: their literals are worked out once, when the KB is built, and cached with it."""
+_CACHED: dict[tuple[str, int], Literals | None] = {}
+"""Literals read back from the cache, by pattern source and flags."""
+
+
 class GatedPattern:
-    """A compiled pattern searched only on lines that hold one of its literals (worked out at the
-    first search, so that importing a module of patterns costs no parsing)."""
+    """A compiled pattern searched only on lines that hold one of its literals (read from the KB cache,
+    or worked out at the first search, so that importing a module of patterns costs no parsing:
+    reading the trees of the error-line and job-context patterns took 15 ms of every worker's first
+    error line)."""
 
     __slots__ = ("pattern", "_literals", "_read")
 
@@ -84,13 +94,34 @@ class GatedPattern:
         self.pattern = pattern
         self._literals: Literals | None = None
         self._read = False
+        _GATED.append(self)
 
     def search(self, text: str, gated: str | None) -> re.Match[str] | None:
         """`pattern.search(text)`, where `gated` is `gate_text` of the text searched (or of the
         text it was cut from)."""
         if not self._read:
-            self._literals, self._read = required_literals(self.pattern), True
+            self._read_literals()
         return self.pattern.search(text) if may_match(self._literals, gated) else None
+
+    def _read_literals(self) -> None:
+        key = (self.pattern.pattern, self.pattern.flags)
+        self._literals = _CACHED[key] if key in _CACHED else required_literals(self.pattern)
+        self._read = True
+
+
+def gate_rows() -> list[GateRow]:
+    """The literals of every gated pattern made so far, for the compiled-KB cache."""
+    rows = []
+    for gated in _GATED:
+        if not gated._read:
+            gated._read_literals()
+        rows.append((gated.pattern.pattern, gated.pattern.flags, gated._literals))
+    return rows
+
+
+def use_gate_rows(rows: Iterable[GateRow]) -> None:
+    """Take the literals the compiled-KB cache kept (see `gate_rows`)."""
+    _CACHED.update(((source, flags), None if literals is None else tuple(literals)) for source, flags, literals in rows)
 
 
 def _candidates(items: list[tuple[Any, Any]]) -> list[frozenset[str]]:
