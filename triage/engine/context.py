@@ -188,9 +188,8 @@ class JobContext:
             found = _SOC.search(text, gated)
             if found:
                 self.soc = next(g for g in found.groups() if g).replace(" ", "")
-        if _ENV.search(text, gated):
-            for found in _ENV.pattern.finditer(text):
-                self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
+        for found in _ENV.finditer(text, gated):
+            self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
         if self.runtime is None and _TORCH.search(text, gated):
             self.runtime = "torch"
 

@@ -126,7 +126,7 @@ def _from_bytes(content: bytes) -> tuple[Payload, list[literal_gate.GateRow]]:
             parts.append(content[offset : offset + size])
             offset += size
         state[name] = (tuple(parts), list(unsupported))
-    return _from_data(data, state), [(source, flags, literals) for source, flags, literals in data["gate_rows"]]
+    return _from_data(data, state), data["gate_rows"]
 
 
 def _to_data(payload: Payload) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from triage.engine.normalize import mask_digits
@@ -102,6 +102,12 @@ class GatedPattern:
         if not self._read:
             self._read_literals()
         return self.pattern.search(text) if may_match(self._literals, gated) else None
+
+    def finditer(self, text: str, gated: str | None) -> Iterator[re.Match[str]]:
+        """`pattern.finditer(text)`, gated as `search` is."""
+        if not self._read:
+            self._read_literals()
+        return self.pattern.finditer(text) if may_match(self._literals, gated) else iter(())
 
     def _read_literals(self) -> None:
         key = (self.pattern.pattern, self.pattern.flags)
