@@ -56,27 +56,44 @@ def scan(engine_kb, prefilter, data: bytes, chunk: int) -> Scanner:
     return scanner
 
 
-def cause_log() -> tuple[bytes, int]:
+def cause_log() -> bytes:
     """Own lines at 3,000 and 9,000, cause lines just inside and just outside their windows, and
-    cause chatter far from both; returns the log and how many lines count for a cause (an EI0006
-    line is also evidence of its `other-rank-failed` cause)."""
+    cause chatter far from both."""
     lines = [f"step {n} | loss 0.{n % 97:02d}" for n in range(12_000)]
     for number in (3000, 9000):
         lines[number - 1] = EI0006
-    near = (3000 - CAUSE_WINDOW, 3000 + CAUSE_WINDOW, 9000 - CAUSE_WINDOW)
-    for number in (*near, 3000 - CAUSE_WINDOW - 1, 3000 + CAUSE_WINDOW + 1, 9000 - CAUSE_WINDOW - 1, 11_500, 200):
+    for number in (200, 3000 - CAUSE_WINDOW - 1, 3000 - CAUSE_WINDOW, 3000 + CAUSE_WINDOW, 9000 - CAUSE_WINDOW, 11_500):
         lines[number - 1] = CAUSE
-    return ("\n".join(lines) + "\n").encode(), len(near) + 2
+    return ("\n".join(lines) + "\n").encode()
+
+
+def slow_rank_lines(scanner: Scanner, engine_kb) -> list[int]:
+    """The lines listed for the EI0006 entry's slow-rank cause: the first that counted."""
+    entry = next(n for n, e in enumerate(engine_kb.entries) if e.id == "hccl-ei0006-socket-timeout")
+    evidence = scanner.evidence.get(entry)
+    return [seen.line for seen, cause, _ in evidence.support if cause == "slow-rank"] if evidence else []
 
 
 @pytest.mark.parametrize("chunk", [1 << 30, 100_000, 4096, 333])
-def test_cause_lines_count_near_own_lines_however_the_log_is_cut(engine_kb, prefilter, chunk):
-    data, expected = cause_log()
-    whole = scan(engine_kb, prefilter, data, 1 << 30)
-    scanner = scan(engine_kb, prefilter, data, chunk)
-    entry = next(n for n, e in enumerate(engine_kb.entries) if e.id == "hccl-ei0006-socket-timeout")
-    assert scanner.evidence[entry].support_count == expected
+def test_the_first_cause_line_within_a_window_counts_however_the_log_is_cut(engine_kb, prefilter, chunk):
+    whole = scan(engine_kb, prefilter, cause_log(), 1 << 30)
+    scanner = scan(engine_kb, prefilter, cause_log(), chunk)
+    # Not the chatter at line 200, nor the line one past the window: the first line within it.
+    assert slow_rank_lines(scanner, engine_kb) == [3000 - CAUSE_WINDOW]
     assert scanner.result().diagnoses == whole.result().diagnoses
+
+
+@pytest.mark.parametrize(
+    ("offset", "counts"),
+    [(-CAUSE_WINDOW, True), (-CAUSE_WINDOW - 1, False), (CAUSE_WINDOW, True), (CAUSE_WINDOW + 1, False)],
+)
+@pytest.mark.parametrize("chunk", [1 << 30, 4096])
+def test_a_cause_line_counts_only_within_the_window_of_an_own_line(engine_kb, prefilter, offset, counts, chunk):
+    lines = [f"step {n}" for n in range(3 * CAUSE_WINDOW)]
+    lines[CAUSE_WINDOW + 9] = EI0006
+    lines[CAUSE_WINDOW + 9 + offset] = CAUSE
+    scanner = scan(engine_kb, prefilter, ("\n".join(lines) + "\n").encode(), chunk)
+    assert slow_rank_lines(scanner, engine_kb) == ([CAUSE_WINDOW + 10 + offset] if counts else [])
 
 
 def test_cause_chatter_far_from_any_own_line_changes_nothing(scan_text):
@@ -92,9 +109,7 @@ def test_cause_chatter_far_from_any_own_line_changes_nothing(scan_text):
 def test_the_python_prefilter_finds_the_same_cause_lines(engine_kb, prefilter):
     from triage.engine.prefilter import PythonPrefilter
 
-    data, expected = cause_log()
-    entry = next(n for n, e in enumerate(engine_kb.entries) if e.id == "hccl-ei0006-socket-timeout")
-    fast = scan(engine_kb, prefilter, data, 4096)
-    slow = scan(engine_kb, PythonPrefilter(engine_kb), data, 4096)
-    assert slow.evidence[entry].support_count == fast.evidence[entry].support_count == expected
+    fast = scan(engine_kb, prefilter, cause_log(), 4096)
+    slow = scan(engine_kb, PythonPrefilter(engine_kb), cause_log(), 4096)
+    assert slow_rank_lines(slow, engine_kb) == slow_rank_lines(fast, engine_kb) == [3000 - CAUSE_WINDOW]
     assert slow.result().diagnoses == fast.result().diagnoses

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from triage.engine.evidence import CAUSE_WINDOW
+from triage.engine.evidence import CAUSE_WINDOW, WAITING_LINES
 from triage.engine.lines import NO_NATIVE
 from tests.test_lineshapes import NATIVE_OFF
 
@@ -79,9 +79,18 @@ def same(one, other) -> None:
 
 
 def evidence_of(scanner) -> dict:
-    """Every entry's counts, first sighting and listed lines (line, rank, text), shown or not."""
+    """Every entry's counts, first sighting, cause evidence (and which line each cause's listing
+    holds) and listed lines (line, rank, text), shown or not."""
     return {
-        entry: (e.count, e.support_count, e.first_seen, e.first_rank, e.cause_quality, e.lines)
+        entry: (
+            e.count,
+            e.first_seen,
+            e.first_rank,
+            e.cause_quality,
+            e.extracted,
+            [(seen.line, cause, index) for seen, cause, index in e.support],
+            e.lines,
+        )
         for entry, e in scanner.evidence.items()
     }
 
@@ -120,9 +129,9 @@ def test_cause_lines_held_by_the_table_count_as_in_the_pure_python_scan(engine_k
     data = noisy_log(30_000, seed)
     native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
     same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
-    # Both kinds of cause line counted somewhere, and waited elsewhere (far from any error).
-    supported = sorted(e.support_count for e in native.evidence.values() if e.support_count)
-    assert len(supported) >= 2 and supported[0] > 20
+    # Both kinds of cause line counted somewhere (a line of each is listed), and waited elsewhere
+    # (far from any error).
+    assert sum(bool(e.support) for e in native.evidence.values()) >= 2
 
 
 @pytest.mark.parametrize(("seed", "chunk"), [(1, 1 << 30), (2, 65_536), (3, 7_777)])
@@ -148,8 +157,10 @@ def test_cause_lines_that_wait_in_short_runs_count_for_a_later_lead(engine_kb, p
     native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
     same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
     entry = next(n for n, e in enumerate(engine_kb.entries) if e.id == "hccl-ei0006-socket-timeout")
-    # The last 16 of the 27 that waited count (and the lead's own line supports a cause of its own).
-    assert 16 <= native.evidence[entry].support_count < 27
+    # Of the 27 that waited, the window kept the last 16: the first of those is the line the lead
+    # counts first, and lists (the 12th cause line, the last of the fourth run).
+    listed = [seen.line for seen, cause, _ in native.evidence[entry].support if cause == "slow-rank"]
+    assert listed == [3 * CAUSE_WINDOW + 3 * 9 + 3] and 27 - WAITING_LINES == 11
 
 
 def test_cause_lines_in_a_blocks_last_lines_still_count_for_the_next_blocks_lead(engine_kb, prefilter, monkeypatch):
@@ -173,7 +184,30 @@ def test_cause_lines_in_a_blocks_last_lines_still_count_for_the_next_blocks_lead
         scanners.append(scanner)
     same(*scanners)
     entry = next(n for n, e in enumerate(engine_kb.entries) if e.id == "hccl-ei0006-socket-timeout")
-    assert scanners[0].evidence[entry].support_count >= 16
+    # Of the 40 in the block's last lines, the window kept the last 16 for the lead: the first of
+    # them is the line listed (not the lone one, far before).
+    listed = [seen.line for seen, cause, _ in scanners[0].evidence[entry].support if cause == "slow-rank"]
+    assert listed == [1 + 3 * CAUSE_WINDOW + 40 - WAITING_LINES + 1]
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 1013])
+def test_repeats_of_a_counted_cause_line_do_not_push_other_causes_lines_out(engine_kb, prefilter, monkeypatch, chunk):
+    # A cause counted once (the tokenizer line beside the first EI0006) gains nothing from its
+    # repeats: they neither count nor wait, so a line of another cause, far from any lead, still
+    # waits for the next EI0006 after twenty of them (it used to be pushed out of the window).
+    tokenizer, refused = (
+        "[rank0]: Running tokenizer on dataset",
+        "[rank0]: connect to 10.0.0.2:60000 failed: Connection refused",
+    )
+    lead = "[rank0]: " + EI0006.format(n=1)
+    lines = [lead, tokenizer] + [f"step {n}" for n in range(CAUSE_WINDOW + 500)]
+    lines += [refused] + [tokenizer] * (WAITING_LINES + 4) + [lead] + [f"step {n}" for n in range(10)]
+    data = ("\n".join(lines) + "\n").encode()
+    native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
+    entry = next(n for n, e in enumerate(engine_kb.entries) if e.id == "hccl-ei0006-socket-timeout")
+    listed = {cause: seen.line for seen, cause, _ in native.evidence[entry].support}
+    assert listed == {"slow-rank": 2, "network-or-firewall": 3 + CAUSE_WINDOW + 500}
 
 
 def progress_log(seed: int) -> bytes:

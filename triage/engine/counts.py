@@ -5,6 +5,11 @@ held back (see `triage.engine.held_lines`) come in runs instead: between two lin
 no entry's own line arrives, so every line of a run meets the same windows. A run is counted in
 one pass that reads a line's text only where it is shown or waits: on a noisy log that is most of
 the lines that still reach Python, and most of them wait in vain.
+
+What a cause's line adds is its signature's quality, its extracted values and, the first time, a
+listed line: a line of evidence already counted adds nothing. So such a line is spent: it neither
+counts nor waits, and the lines of other causes that wait are not pushed out of their window by a
+warning's repeats. Only which lines count first, and which wait, is worked out, not how many count.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from collections.abc import Callable
 from functools import partial
 from operator import itemgetter
 from bisect import bisect_right
-from collections import Counter
 from typing import Protocol
 
 from triage.engine.cause_lines import NearLeads
@@ -55,6 +59,11 @@ class Counts:
         """Count a line's cause evidence where an own line of its entry is near (the line itself,
         for the entries it is an own line of: `own`); else it waits."""
         for support in supports:
+            evidence = self.evidence.get(support[0])
+            if evidence is not None and evidence.holds(support):
+                # Counted before: it changes nothing now, and waiting would only push the lines of
+                # other causes, which may still count, out of the window.
+                continue
             if support[0] in own:
                 self._add(support, seen)
                 continue
@@ -62,6 +71,35 @@ class Counts:
                 self._wait_now(support[0], seen.source)
             if self._windows[support[0]].near(seen, (support, seen)):
                 self._add(support, seen)
+
+    def _unspent(self, supports: tuple[Support, ...]) -> tuple[Support, ...]:
+        """The supports that counting may still change (see `EntryEvidence.holds`)."""
+        evidence = self.evidence
+        return tuple(s for s in supports if (e := evidence.get(s[0])) is None or not e.holds(s))
+
+    def _count_first_lines(
+        self,
+        counted: dict[tuple[int, int], int],
+        found_of: dict[int, tuple[Support, ...]],
+        sighting: Callable[[int], Sighting],
+    ) -> dict[tuple[int, int], int]:
+        """Count each support at its first line that counts, in run order: the lines listed and the
+        values kept are those a line-by-line count would keep, for one call per support. Returns,
+        per (shape, k-th support) of the run, the line from which it is spent: its lines there
+        and after neither count nor wait, as in `supports`."""
+        live = {(shape, k): support for shape, found in found_of.items() for k, support in enumerate(found)}
+        spent: dict[tuple[int, int], int] = {}
+        for (shape, k), n in sorted(counted.items(), key=itemgetter(1)):
+            entry = found_of[shape][k][0]
+            self._add(found_of[shape][k], partial(sighting, n))
+            evidence = self.evidence[entry]
+            for key, support in list(live.items()):
+                if support[0] == entry and evidence.holds(support):
+                    # The line's later supports are passed over from this line on, the others
+                    # (earlier on the line, or of other shapes) from the next.
+                    spent[key] = n if key[0] == shape and key[1] > k else n + 1
+                    del live[key]
+        return spent
 
     def _wait_later(
         self, entry: int, source: str, sighting: Callable[[int], Sighting], kept: list[tuple[int, Support]]
@@ -91,7 +129,7 @@ class Counts:
 
         No own line arrives within a run, so each entry's windows close at fixed lines: a line of a
         shape that names no rank counts up to the last line its entry's window reaches for the
-        source's rank, and waits after it; its lines are counted per shape, in C. Only shapes that
+        source's rank, and waits after it; only its first line that counts is read. Only shapes that
         write a rank into the line are read line by line. The lines after the last window has closed
         can only wait, and of those only each entry's last few matter, which are found walking back
         from the run's end (on a noisy log, most of the run).
@@ -100,8 +138,11 @@ class Counts:
         # each key, so the run is read backwards); a noisy run holds hundreds of thousands of lines.
         shapes = list(map(itemgetter(3), run))
         firsts = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1)))
-        found_of = {shape: held.supports(run[n], shape) for shape, n in firsts.items()}
+        # A support counted before neither counts nor waits (see `supports`).
+        found_of = {shape: self._unspent(held.supports(run[n], shape)) for shape, n in firsts.items()}
         entries = {support[0] for found in found_of.values() for support in found}
+        if not entries:
+            return
         reaches = (self._windows[entry].reach_of(source.name, None) for entry in entries)
         closes = max((reach for reach in reaches if reach is not None), default=-1)
         cut = bisect_right(run, closes - held.first, key=itemgetter(2))  # the lines a window may still reach
@@ -115,21 +156,22 @@ class Counts:
                 seen = sightings[n] = held.sighting(run[n], order, name, rank)
             return seen
 
-        counted: dict[tuple[int, int], list[int]] = {}  # (shape, k-th support) -> [first line, lines]
-        waits, ranked = self._by_shape(run, held, source, cut, (shapes, firsts, found_of), counted)
+        counted: dict[tuple[int, int], int] = {}  # (shape, k-th support) -> its first line that counts
+        waits, ranked = self._by_shape(run, held, source, cut, (firsts, found_of), counted)
         waiting: dict[int, list[tuple[int, int, Support]]] = {}  # entry -> (line, k, support)
         if ranked:
             self._ranked_lines(run, held, source, cut, ranked, found_of, counted, waiting)
-        # Counted per support, in the order each first counted: the lines listed and the values kept
-        # are those a line-by-line count would keep (the first of each), for one call per support.
-        for (shape, k), (n, count) in sorted(counted.items(), key=lambda item: item[1][0]):
-            self._add(found_of[shape][k], partial(sighting, n), count)
-        after = _last_waiting(run, cut, found_of, entries)
+        spent = self._count_first_lines(counted, found_of, sighting)
+        after = _last_waiting(run, cut, found_of, spent)
         for entry in entries:
             kept = after.get(entry, [])
             if len(kept) < WAITING_LINES and (entry in waits or entry in waiting):
-                before = _waiting_before(shapes, cut, waits.get(entry, []), found_of, WAITING_LINES - len(kept))
-                before = sorted(before + waiting.get(entry, []))[-(WAITING_LINES - len(kept)) :]
+                most = WAITING_LINES - len(kept)
+                before = _waiting_before(shapes, cut, waits.get(entry, []), found_of, most, spent)
+                before += [
+                    line for line in waiting.get(entry, []) if line[0] < spent.get((shapes[line[0]], line[1]), cut)
+                ]
+                before = sorted(before)[-most:]
                 kept = [(n, support) for n, _, support in before] + kept
             if kept:
                 self._wait_later(entry, name, sighting, kept[-WAITING_LINES:])
@@ -140,14 +182,13 @@ class Counts:
         held: HeldLines,
         source: Source,
         cut: int,
-        of_run: tuple[list[int], dict[int, int], dict[int, tuple[Support, ...]]],
-        counted: dict[tuple[int, int], list[int]],
+        of_run: tuple[dict[int, int], dict[int, tuple[Support, ...]]],
+        counted: dict[tuple[int, int], int],
     ) -> tuple[dict[int, list[tuple[int, int, int]]], set[int]]:
-        """Tally the lines before `cut` of each shape that names no rank, up to where its entry's
-        window reaches; returns, per entry, from which line on each (shape, k-th support) waits
+        """Count the first line before `cut` of each shape that names no rank, if its entry's window
+        reaches it; returns, per entry, from which line on each (shape, k-th support) waits
         instead, and the shapes that name a rank (left to `_ranked_lines`)."""
-        shapes, firsts, found_of = of_run
-        prefixes: dict[int, Counter[int]] = {}
+        firsts, found_of = of_run
         waits: dict[int, list[tuple[int, int, int]]] = {}
         ranked: set[int] = set()
         for shape, first in firsts.items():
@@ -160,10 +201,7 @@ class Counts:
                 reach = self._windows[support[0]].reach_of(source.name, source.rank)
                 ends = 0 if reach is None else bisect_right(run, reach - held.first, 0, cut, key=itemgetter(2))
                 if first < ends:
-                    lines = prefixes.get(ends)
-                    if lines is None:
-                        lines = prefixes[ends] = Counter(shapes[:ends])
-                    counted[shape, k] = [first, lines[shape]]
+                    counted[shape, k] = first
                 if ends < cut:
                     waits.setdefault(support[0], []).append((shape, k, ends))
         return waits, ranked
@@ -176,7 +214,7 @@ class Counts:
         cut: int,
         ranked: set[int],
         found_of: dict[int, tuple[Support, ...]],
-        counted: dict[tuple[int, int], list[int]],
+        counted: dict[tuple[int, int], int],
         waiting: dict[int, list[tuple[int, int, Support]]],
     ) -> None:
         """The lines before `cut` of shapes that write a rank, one by one: whether each counts
@@ -190,25 +228,32 @@ class Counts:
             for k, support in enumerate(found_of[shape]):
                 ranks = self._windows[support[0]].reaching(source.name, line)
                 if counts_at(ranks, partial(held.rank, start, shape, source.rank)):
-                    tally = counted.setdefault((shape, k), [n, 0])
-                    tally[1] += 1
+                    counted.setdefault((shape, k), n)
                 else:
                     waiting.setdefault(support[0], []).append((n, k, support))
 
-    def _add(self, support: Support, seen: Sighting | Callable[[], Sighting], count: int = 1) -> None:
+    def _add(self, support: Support, seen: Sighting | Callable[[], Sighting]) -> None:
         entry, cause, index, quality, values = support
         evidence = self.evidence.get(entry)
         if evidence is None:  # not `setdefault`: that would build an EntryEvidence for every line counted
             evidence = self.evidence[entry] = EntryEvidence()
-        evidence.add_support(seen, cause, index, quality, count)
+        elif evidence.holds(support):
+            return  # the repeats of a cause's line, by far the most of them, change nothing
+        evidence.add_support(seen, cause, index, quality)
         evidence.add_values(values)
 
 
 def _waiting_before(
-    shapes: list[int], cut: int, waits: list[tuple[int, int, int]], found_of: dict[int, tuple[Support, ...]], most: int
+    shapes: list[int],
+    cut: int,
+    waits: list[tuple[int, int, int]],
+    found_of: dict[int, tuple[Support, ...]],
+    most: int,
+    spent: dict[tuple[int, int], int],
 ) -> list[tuple[int, int, Support]]:
     """An entry's last `most` (line, k, support) that wait among the first `cut` lines of a run, in
-    run order: `waits` says, per shape and support, from which line on its lines wait."""
+    run order: `waits` says, per shape and support, from which line on its lines wait, and `spent`
+    from which line on they no longer do."""
     if not waits:
         return []
     from_line = {(shape, k): ends for shape, k, ends in waits}
@@ -218,7 +263,7 @@ def _waiting_before(
     found: list[tuple[int, int, Support]] = []
     for n in range(cut - 1, min(from_line.values()) - 1, -1):
         for k in reversed(by_shape.get(shapes[n], ())):
-            if n >= from_line[shapes[n], k]:
+            if from_line[shapes[n], k] <= n < spent.get((shapes[n], k), cut):
                 found.append((n, k, found_of[shapes[n]][k]))
         if len(found) >= most:
             break
@@ -226,13 +271,24 @@ def _waiting_before(
 
 
 def _last_waiting(
-    run: list[Seen], cut: int, found_of: dict[int, tuple[Support, ...]], entries: set[int]
+    run: list[Seen], cut: int, found_of: dict[int, tuple[Support, ...]], spent: dict[tuple[int, int], int]
 ) -> dict[int, list[tuple[int, Support]]]:
-    """Each entry's last WAITING_LINES (line, support) pairs among run[cut:], in run order."""
+    """Each entry's last WAITING_LINES (line, support) pairs among run[cut:], in run order, of the
+    supports not yet spent there."""
     pairs: dict[int, list[tuple[int, Support]]] = {}
-    left = set(entries)
+    # An entry whose every support was spent before `cut` has no line to find: the walk does not wait for it.
+    left = {
+        support[0]
+        for shape, found in found_of.items()
+        for k, support in enumerate(found)
+        if spent.get((shape, k), len(run)) > cut
+    }
     for n in range(len(run) - 1, cut - 1, -1):
-        for support in reversed(found_of[run[n][3]]):
+        shape = run[n][3]
+        for k in range(len(found_of[shape]) - 1, -1, -1):
+            support = found_of[shape][k]
+            if n >= spent.get((shape, k), n + 1):
+                continue
             kept = pairs.setdefault(support[0], [])
             if len(kept) < WAITING_LINES:
                 kept.append((n, support))

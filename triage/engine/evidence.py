@@ -97,8 +97,6 @@ class EntryEvidence:
     """Cause id -> signature index -> best quality."""
     count: int = 0
     """Primary lines: lines that match one of the entry's own signatures."""
-    support_count: int = 0
-    """Lines that count for one of its causes (near the entry's own lines)."""
     shown: list[Sighting] = field(default_factory=list)
     """The first primary line of each distinct shape, in order."""
     last: Sighting | None = None
@@ -136,13 +134,21 @@ class EntryEvidence:
             self.shown.append(seen)
         self.last = seen
 
-    def add_support(
-        self, seen: Sighting | Callable[[], Sighting], cause: str, index: int, quality: float, count: int = 1
-    ) -> None:
-        """Count a line (or `count` lines of one shape, `seen` the first) that supports a cause; the
-        first line of each cause signature is listed. The line's sighting may come as how to make
-        it: a repeat that is only counted never needs it."""
-        self.support_count += count
+    def holds(self, support: tuple[int, str, int, float, dict[str, Any]]) -> bool:
+        """Whether counting this cause evidence again would change nothing: its cause signature was
+        counted at this quality or better, and each value it extracts is already kept."""
+        _, cause, index, quality, values = support
+        qualities = self.cause_quality.get(cause)
+        return (
+            qualities is not None
+            and qualities.get(index, -1.0) >= quality
+            and all(name in self.extracted for name in values)
+        )
+
+    def add_support(self, seen: Sighting | Callable[[], Sighting], cause: str, index: int, quality: float) -> None:
+        """Count a line (or the first of a run of one shape) that supports a cause; the first line
+        of each cause signature is listed. The line's sighting may come as how to make it: a line
+        that changes nothing shown never needs it."""
         qualities = self.cause_quality.setdefault(cause, {})
         if index not in qualities and len(self.support) < MAX_SUPPORT_LINES:
             seen = seen if isinstance(seen, Sighting) else seen()
@@ -163,7 +169,6 @@ class EntryEvidence:
             self.first_seen = later.first_seen + order_offset
             self.first_rank = later.first_rank
         self.count += later.count
-        self.support_count += later.support_count
         shown = {seen.shape for seen in self.shown}
         for seen in later.shown:  # a shape the earlier part already listed is not listed twice
             if len(self.shown) < MAX_EVIDENCE_LINES and seen.shape not in shown:
