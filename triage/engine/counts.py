@@ -48,7 +48,7 @@ class Counts:
         """Count one of the entry's own lines, and the cause lines that waited for it."""
         self.evidence[entry].add_primary(seen, new_shape=new_shape)
         if entry in self._with_causes:
-            if self._later:
+            if self._later and (entry, seen.source) in self._later:  # seldom: not a call a line
                 self._wait_now(entry, seen.source)
             for support, waited in self._windows[entry].note_primary(seen):
                 self._add(support, waited)
@@ -67,7 +67,7 @@ class Counts:
             if support[0] in own:
                 self._add(support, seen)
                 continue
-            if self._later:
+            if self._later and (support[0], seen.source) in self._later:
                 self._wait_now(support[0], seen.source)
             if self._windows[support[0]].near(seen, (support, seen)):
                 self._add(support, seen)
