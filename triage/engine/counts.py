@@ -48,7 +48,7 @@ class Counts:
         """Count one of the entry's own lines, and the cause lines that waited for it."""
         self.evidence[entry].add_primary(seen, new_shape=new_shape)
         if entry in self._with_causes:
-            if self._later and (entry, seen.source) in self._later:  # seldom: not a call a line
+            if self._later:
                 self._wait_now(entry, seen.source)
             for support, waited in self._windows[entry].note_primary(seen):
                 self._add(support, waited)
@@ -59,23 +59,22 @@ class Counts:
         """Count a line's cause evidence where an own line of its entry is near (the line itself,
         for the entries it is an own line of: `own`); else it waits."""
         for support in supports:
-            evidence = self.evidence.get(support[0])
-            if evidence is not None and evidence.holds(support):
+            if self._spent(support):
                 # Counted before: it changes nothing now, and waiting would only push the lines of
                 # other causes, which may still count, out of the window.
                 continue
             if support[0] in own:
                 self._add(support, seen)
                 continue
-            if self._later and (support[0], seen.source) in self._later:
+            if self._later:
                 self._wait_now(support[0], seen.source)
             if self._windows[support[0]].near(seen, (support, seen)):
                 self._add(support, seen)
 
-    def _unspent(self, supports: tuple[Support, ...]) -> tuple[Support, ...]:
-        """The supports that counting may still change (see `EntryEvidence.holds`)."""
-        evidence = self.evidence
-        return tuple(s for s in supports if (e := evidence.get(s[0])) is None or not e.holds(s))
+    def _spent(self, support: Support) -> bool:
+        """Whether counting this support would change nothing (see `EntryEvidence.holds`)."""
+        evidence = self.evidence.get(support[0])
+        return evidence is not None and evidence.holds(support)
 
     def _count_first_lines(
         self,
@@ -139,7 +138,9 @@ class Counts:
         shapes = list(map(itemgetter(3), run))
         firsts = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1)))
         # A support counted before neither counts nor waits (see `supports`).
-        found_of = {shape: self._unspent(held.supports(run[n], shape)) for shape, n in firsts.items()}
+        found_of = {
+            shape: tuple(s for s in held.supports(run[n], shape) if not self._spent(s)) for shape, n in firsts.items()
+        }
         entries = {support[0] for found in found_of.values() for support in found}
         if not entries:
             return
@@ -168,9 +169,7 @@ class Counts:
             if len(kept) < WAITING_LINES and (entry in waits or entry in waiting):
                 most = WAITING_LINES - len(kept)
                 before = _waiting_before(shapes, cut, waits.get(entry, []), found_of, most, spent)
-                before += [
-                    line for line in waiting.get(entry, []) if line[0] < spent.get((shapes[line[0]], line[1]), cut)
-                ]
+                before += [(n, k, s) for n, k, s in waiting.get(entry, []) if _waits(spent, shapes[n], k, n)]
                 before = sorted(before)[-most:]
                 kept = [(n, support) for n, _, support in before] + kept
             if kept:
@@ -243,6 +242,12 @@ class Counts:
         evidence.add_values(values)
 
 
+def _waits(spent: dict[tuple[int, int], int], shape: int, k: int, n: int) -> bool:
+    """Whether line `n` of a run, of this shape, may still wait for its k-th support: not once it
+    is spent there (see `Counts._count_first_lines`)."""
+    return n < spent.get((shape, k), n + 1)
+
+
 def _waiting_before(
     shapes: list[int],
     cut: int,
@@ -263,7 +268,7 @@ def _waiting_before(
     found: list[tuple[int, int, Support]] = []
     for n in range(cut - 1, min(from_line.values()) - 1, -1):
         for k in reversed(by_shape.get(shapes[n], ())):
-            if from_line[shapes[n], k] <= n < spent.get((shapes[n], k), cut):
+            if n >= from_line[shapes[n], k] and _waits(spent, shapes[n], k, n):
                 found.append((n, k, found_of[shapes[n]][k]))
         if len(found) >= most:
             break
@@ -281,13 +286,13 @@ def _last_waiting(
         support[0]
         for shape, found in found_of.items()
         for k, support in enumerate(found)
-        if spent.get((shape, k), len(run)) > cut
+        if _waits(spent, shape, k, cut)
     }
     for n in range(len(run) - 1, cut - 1, -1):
         shape = run[n][3]
         for k in range(len(found_of[shape]) - 1, -1, -1):
             support = found_of[shape][k]
-            if n >= spent.get((shape, k), n + 1):
+            if not _waits(spent, shape, k, n):
                 continue
             kept = pairs.setdefault(support[0], [])
             if len(kept) < WAITING_LINES:

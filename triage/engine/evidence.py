@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triage.engine.job_ranks import UNREAD, RankAt, Unread, rank_of_line
 from triage.engine.normalize import decode_line, mask_digits
 from triage.results import EvidenceLine
+
+if TYPE_CHECKING:
+    from triage.engine.shapes import Support
 
 MAX_EVIDENCE_LINES = 8
 MAX_SUPPORT_LINES = 2
@@ -134,7 +137,7 @@ class EntryEvidence:
             self.shown.append(seen)
         self.last = seen
 
-    def holds(self, support: tuple[int, str, int, float, dict[str, Any]]) -> bool:
+    def holds(self, support: Support) -> bool:
         """Whether counting this cause evidence again would change nothing: its cause signature was
         counted at this quality or better, and each value it extracts is already kept."""
         _, cause, index, quality, values = support
