@@ -56,6 +56,8 @@ typedef struct {
     Py_ssize_t masked_count; /* shapes registered by their masked hash: none, no masking on a miss */
     uint64_t *named_runs, *coded_runs; /* by id, of a GROUPED shape: its digit runs that count (see group_hash) */
     PyObject *codes; /* the bare codes: a tuple of (digits, boundary before, boundary after) */
+    struct Code *code_list; /* the same, read once: a run's search must not call into Python per code */
+    Py_ssize_t code_count;
 } Shapes;
 
 static const uint64_t ONES = 0x0101010101010101ULL;
@@ -167,6 +169,13 @@ static Py_ssize_t hex_run(const unsigned char *line, Py_ssize_t at, Py_ssize_t l
             return end + __builtin_ctz(other) - at;
         }
     }
+    if (end < length && length >= 16) {
+        /* The last bytes: the line's last 16, their bits from `end` on shifted down (see hex_bits). */
+        Py_ssize_t base = length - 16;
+        __m128i hex = hex_bytes(_mm_loadu_si128((const __m128i *)(line + base)), upper ? 'A' : 'a');
+        unsigned other = (~(unsigned)_mm_movemask_epi8(hex) & 0xFFFFu) >> (end - base);
+        return (other ? end + __builtin_ctz(other) : length) - at;
+    }
 #endif
     while (end < length && (upper ? upper_hex(line[end]) : lower_hex(line[end]))) {
         end++;
@@ -207,18 +216,28 @@ static Py_ssize_t id_at(const unsigned char *line, Py_ssize_t at, Py_ssize_t len
 
 /* Bit n: whether line[at + n] is a hex digit of either case; bytes from `length` on read as not. */
 static uint64_t hex_bits(const unsigned char *line, Py_ssize_t at, Py_ssize_t length) {
+    Py_ssize_t left = length - at;
+    if (left < 64 && length >= 64) {
+        /* Never read past the line (it may end the buffer): the line's last 64 bytes, shifted down
+         * to its tail, in place of a zero-padded copy (see shape_hash). */
+        return hex_bits(line, length - 64, length) >> (64 - left);
+    }
     unsigned char tail[64];
     const unsigned char *bytes = line + at;
-    if (length - at < 64) { /* never read past the line: it may end the buffer */
+    if (left < 64) {
         memset(tail, 0, sizeof tail);
-        memcpy(tail, bytes, (size_t)(length - at));
+        memcpy(tail, bytes, (size_t)left);
         bytes = tail;
     }
     uint64_t bits = 0;
 #if defined(__SSE2__)
     for (int n = 0; n < 64; n += 16) {
+        /* Either case at once: of all bytes, only 'A'..'F' and 'a'..'f' read 'a'..'f' with bit 5 set. */
         __m128i chunk = _mm_loadu_si128((const __m128i *)(bytes + n));
-        __m128i hex = _mm_or_si128(hex_bytes(chunk, 'a'), hex_bytes(chunk, 'A'));
+        __m128i digit = _mm_sub_epi8(chunk, _mm_set1_epi8('0'));
+        __m128i letter = _mm_sub_epi8(_mm_or_si128(chunk, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+        __m128i hex = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit),
+                                   _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(5)), letter));
         bits |= (uint64_t)(uint16_t)_mm_movemask_epi8(hex) << n;
     }
 #else
@@ -232,7 +251,7 @@ static uint64_t hex_bits(const unsigned char *line, Py_ssize_t at, Py_ssize_t le
 /* Every id opens with a run of at least MIN_RUN hex digits (a UUID's first group, a long id's
  * start), so only the tokens holding such a run are read: the runs are found 64 bytes at a time,
  * and the text between ids is copied as it is (shape_hash masks its digits). */
-enum { MIN_RUN = 8 };
+enum { MIN_RUN = 8 }; /* masked_hash finds runs of it in three steps: 1 + 2 + 4 bits over */
 
 static uint64_t masked_hash(const unsigned char *line, Py_ssize_t length, unsigned char *scratch, uint32_t *masked_length) {
     Py_ssize_t out = 0, copied = 0, done = 0, ids = 0;
@@ -240,15 +259,19 @@ static uint64_t masked_hash(const unsigned char *line, Py_ssize_t length, unsign
     for (Py_ssize_t block = 0; block < length; block += 64) {
         uint64_t here = next;
         next = block + 64 < length ? hex_bits(line, block + 64, length) : 0;
-        uint64_t runs = here;
-        for (int k = 1; k < MIN_RUN; k++) {
-            runs &= (here >> k) | (next << (64 - k));
+        /* Bit n: bytes n..n+7 are all hex digits, the next block's bits read as this one's bits 64
+         * on (runs of 2, of 4, then of MIN_RUN). */
+        __uint128_t both = (__uint128_t)next << 64 | here;
+        both &= both >> 1;
+        both &= both >> 2;
+        uint64_t runs = (uint64_t)(both & both >> 4);
+        if (done > block) { /* a token read in the block before may reach into this one */
+            runs = done - block < 64 ? runs & (~0ULL << (done - block)) : 0;
         }
-        for (; runs; runs &= runs - 1) {
+        for (; runs; runs = done - block < 64 ? runs & (~0ULL << (done - block)) : 0) {
+            /* Each pass reads one token from the run's start on: the run's other bits, up to where the
+             * token ends (`done`), are dropped with it. */
             Py_ssize_t at = block + __builtin_ctzll(runs);
-            if (at < done) {
-                continue;
-            }
             Py_ssize_t start = at;
             while (start > done && alnum(line[start - 1])) {
                 start--;
@@ -353,20 +376,26 @@ static const uint64_t GROUP_SALT = 0x2545F4914F6CDD1DULL;
 
 static inline int word(unsigned char c) { return alnum(c) || c == '_'; }
 
-static int code_in(PyObject *codes, const unsigned char *line, Py_ssize_t start, Py_ssize_t end) {
-    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(codes); n++) {
-        PyObject *code = PyTuple_GET_ITEM(codes, n);
-        const char *digits = PyBytes_AS_STRING(PyTuple_GET_ITEM(code, 0));
-        Py_ssize_t size = PyBytes_GET_SIZE(PyTuple_GET_ITEM(code, 0));
-        int before = PyObject_IsTrue(PyTuple_GET_ITEM(code, 1)), after = PyObject_IsTrue(PyTuple_GET_ITEM(code, 2));
-        for (Py_ssize_t at = start; at + size <= end; at++) {
-            if (before && (at != start || (start > 0 && word(line[start - 1])))) {
-                break;
-            }
-            if (after && at + size != end) {
-                continue;
-            }
-            if (memcmp(line + at, digits, (size_t)size) == 0) {
+/* A bare code (see set_codes): its digits point into the bytes of the tuple the table keeps. */
+typedef struct Code {
+    const char *digits;
+    Py_ssize_t size;
+    int before, after;
+} Code;
+
+static int code_in(const Shapes *self, const unsigned char *line, Py_ssize_t start, Py_ssize_t end) {
+    int bounded_before = start == 0 || !word(line[start - 1]);
+    for (Py_ssize_t n = 0; n < self->code_count; n++) {
+        const Code *code = &self->code_list[n];
+        if (code->size > end - start || (code->before && !bounded_before)) {
+            continue;
+        }
+        /* Where it may start: with a boundary before, only at the run's start; with one after, only
+         * where it ends the run; else anywhere. */
+        Py_ssize_t first = code->after ? end - code->size : start;
+        Py_ssize_t last = code->before ? start : end - code->size;
+        for (Py_ssize_t at = first; at <= last; at++) {
+            if (line[at] == (unsigned char)code->digits[0] && memcmp(line + at, code->digits, (size_t)code->size) == 0) {
                 return 1;
             }
         }
@@ -374,20 +403,33 @@ static int code_in(PyObject *codes, const unsigned char *line, Py_ssize_t start,
     return 0;
 }
 
+/* Where the first digit from `at` on is (`length`: none). */
+static Py_ssize_t next_digit(const unsigned char *line, Py_ssize_t at, Py_ssize_t length) {
+#if defined(__SSE2__)
+    for (; at + 16 <= length; at += 16) {
+        __m128i offset = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(line + at)), _mm_set1_epi8('0'));
+        unsigned digits = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(offset, _mm_set1_epi8(9)), offset));
+        if (digits) {
+            return at + __builtin_ctz(digits);
+        }
+    }
+#endif
+    while (at < length && (line[at] < '0' || line[at] > '9')) {
+        at++;
+    }
+    return at;
+}
+
 static uint64_t group_hash(const Shapes *self, const unsigned char *line, Py_ssize_t length, int32_t id) {
     uint64_t named = self->named_runs[id], coded = self->coded_runs[id];
     uint64_t hash = mix((uint64_t)(uint32_t)id ^ GROUP_SALT, 0x9E3779B97F4A7C15ULL);
     int run = 0;
-    for (Py_ssize_t at = 0; at < length && run < 64;) {
-        if (line[at] < '0' || line[at] > '9') {
-            at++;
-            continue;
-        }
+    for (Py_ssize_t at = next_digit(line, 0, length); at < length && run < 64; at = next_digit(line, at, length)) {
         Py_ssize_t start = at;
         while (at < length && line[at] >= '0' && line[at] <= '9') {
             at++;
         }
-        int counts = (named >> run & 1) || ((coded >> run & 1) && code_in(self->codes, line, start, at));
+        int counts = (named >> run & 1) || ((coded >> run & 1) && code_in(self, line, start, at));
         uint64_t digits = 0xCBF29CE484222325ULL; /* FNV-1a over the run's digits, as they are */
         for (Py_ssize_t n = start; counts && n < at; n++) {
             digits = (digits ^ line[n]) * 0x100000001B3ULL;
@@ -411,6 +453,7 @@ static void Shapes_dealloc(Shapes *self) {
     PyMem_Free(self->named_runs);
     PyMem_Free(self->coded_runs);
     Py_XDECREF(self->codes);
+    PyMem_Free(self->code_list);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -457,6 +500,7 @@ static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
     if (self->codes == NULL) {
         return -1;
     }
+    self->code_count = 0;
     self->held_count = 0;
     self->lines = 0;
     return 0;
@@ -819,15 +863,32 @@ static PyObject *Shapes_set_codes(Shapes *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &codes)) {
         return NULL;
     }
-    for (Py_ssize_t n = 0; n < PyTuple_GET_SIZE(codes); n++) {
+    Py_ssize_t count = PyTuple_GET_SIZE(codes);
+    Code *list = PyMem_Calloc((size_t)count + 1, sizeof(Code));
+    if (list == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t n = 0; n < count; n++) {
         PyObject *code = PyTuple_GET_ITEM(codes, n);
         if (!PyTuple_Check(code) || PyTuple_GET_SIZE(code) != 3 || !PyBytes_Check(PyTuple_GET_ITEM(code, 0))) {
+            PyMem_Free(list);
             PyErr_SetString(PyExc_TypeError, "codes must be (bytes, bool, bool) tuples");
             return NULL;
         }
+        int before = PyObject_IsTrue(PyTuple_GET_ITEM(code, 1)), after = PyObject_IsTrue(PyTuple_GET_ITEM(code, 2));
+        if (before < 0 || after < 0) {
+            PyMem_Free(list);
+            return NULL;
+        }
+        PyObject *digits = PyTuple_GET_ITEM(code, 0);
+        list[n] = (Code){PyBytes_AS_STRING(digits), PyBytes_GET_SIZE(digits), before, after};
     }
     Py_INCREF(codes);
     Py_XSETREF(self->codes, codes);
+    PyMem_Free(self->code_list);
+    self->code_list = list;
+    self->code_count = count;
     Py_RETURN_NONE;
 }
 
