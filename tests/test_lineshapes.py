@@ -244,3 +244,53 @@ def test_a_long_lines_carriage_return_pieces_come_back_once_a_shape_unless_quiet
     assert table.segments(line, 13, 26) == []  # a range of the line: `bar 20%|###|`, quiet
     with pytest.raises(ValueError):
         table.segments(line, 5, len(line) + 1)
+
+
+CODED_LINES = [
+    "[ERROR] RUNTIME({a},python):2026-11-28-02:17:{b} error code {c}.",
+    'INFO:     10.0.{a}.31:{b} - "POST /v1/chat/completions HTTP/1.1" {c} OK',
+    "retCode={a} x{b}y error code is {c}",
+    "{a}{b}_{c}",
+]
+
+
+def test_the_tables_digit_groups_are_the_scanners_on_random_coded_lines(native, engine_kb, prefilter):
+    """A line of a GROUPED shape is skipped for a quiet group exactly when Python's digit-group keys
+    agree: bare codes whole, inside longer runs, cut short, at a run's start or end, or glued to words."""
+    from triage.engine.digit_groups import DigitGroups
+
+    groups: DigitGroups[object] = DigitGroups(engine_kb, prefilter)
+    codes = groups.code_strings or ()
+    assert codes
+    rng = random.Random(17)
+
+    def number(size: int) -> str:
+        digits = "".join(rng.choice("0123456789") for _ in range(size))
+        fitting = [code.decode() for code, _, _ in codes if len(code) <= size]
+        if fitting and rng.random() < 0.5:
+            code = rng.choice(fitting)
+            at = rng.randint(0, size - len(code))
+            digits = digits[:at] + code + digits[at + len(code) :]
+        return digits
+
+    checked = 0
+    for template in CODED_LINES:
+        for _ in range(60):
+            sizes = [rng.randint(1, 8) for _ in range(3)]
+
+            def line(template: str = template, sizes: list[int] = sizes) -> bytes:
+                return template.format(**{slot: number(size) for slot, size in zip("abc", sizes)}).encode()
+
+            first = line()
+            runs = groups.runs(first)
+            if runs is None:
+                continue
+            table = native.Shapes(limit=64)
+            table.set_codes(codes)
+            table.register(first, native.GROUPED, 0, False, *runs)
+            table.register_group(first, native.QUIET)
+            for other in (line() for _ in range(8)):
+                skipped = table.classify(other + b"\n", 0, len(other) + 1) == []
+                assert skipped == (groups.key(other) == groups.key(first)), (first, other)
+                checked += 1
+    assert checked > 1000
