@@ -194,10 +194,10 @@ def test_a_worker_that_dies_costs_its_part_not_the_scan(tmp_path, engine_kb, pre
     path.write_text("\n".join(lines) + "\n")
     scan_range = parallel._scan_range
 
-    def dying(parent, path, start, stop, source):  # type: ignore[no-untyped-def]
+    def dying(parent, path, start, stop, source, *read):  # type: ignore[no-untyped-def]
         if start == 0:  # in the first part's child
             os.kill(os.getpid(), signal.SIGKILL)
-        return scan_range(parent, path, start, stop, source)
+        return scan_range(parent, path, start, stop, source, *read)
 
     monkeypatch.setattr(parallel, "_scan_range", dying)
     scanner = Scanner(engine_kb, prefilter=prefilter)

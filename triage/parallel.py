@@ -4,12 +4,15 @@ result is the same as a single-core scan."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
+import select
 import signal
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -24,6 +27,9 @@ SEEK_READ_SIZE = 1 << 20
 """The split point search reads this much at a time: a 2 GB line must not be read into memory whole."""
 SPLIT_SEARCH_BYTES = 8 << 20
 """... and gives up a split point with no line start this close after it."""
+REPORT_SECONDS = 0.25
+"""While workers scan, how often the bytes they have read are reported (see `scan_parallel`)."""
+PIPE_READ_SIZE = 1 << 20
 
 
 def default_jobs() -> int:
@@ -89,19 +95,40 @@ def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
     return size
 
 
-def _scan_range(parent: Scanner, path: str, start: int, stop: int, source: str) -> tuple[ScanPart, str | None]:
-    """A worker's scan of path[start:stop], and the one-line error that cut it short, if any."""
+def _scan_range(
+    parent: Scanner, path: str, start: int, stop: int, source: str, read: Counter | None = None
+) -> tuple[ScanPart, str | None]:
+    """A worker's scan of path[start:stop], and the one-line error that cut it short, if any; the
+    bytes scanned so far are written to `read` as the scan goes."""
     scanner = Scanner(parent.kb, prefilter=parent.prefilter)
     error = None
+    done = 0
     try:
         with open(path, "rb") as handle:
             handle.seek(start)
             for chunk, end in reads_to_line_ends(handle, stop - start, CHUNK_SIZE):
                 scanner.feed(chunk, source, end=end)
+                done += end
+                if read is not None:
+                    read.set(done)
     except OSError as exc:  # what was read before the fault still counts
         error = f"{path}: {exc.strerror or exc}"
     scanner.finish(source)
     return scanner.part(), error
+
+
+class Counter:
+    """One number in memory shared with forked workers: how many bytes of its part one has scanned."""
+
+    def __init__(self, shared: mmap.mmap, slot: int) -> None:
+        self._shared = shared
+        self._at = 8 * slot
+
+    def set(self, value: int) -> None:
+        self._shared[self._at : self._at + 8] = value.to_bytes(8, "little")
+
+    def get(self) -> int:
+        return int.from_bytes(self._shared[self._at : self._at + 8], "little")
 
 
 Task = tuple[str, int, int, str]
@@ -109,27 +136,36 @@ Task = tuple[str, int, int, str]
 
 
 def scan_parallel(
-    scanner: Scanner, plan: dict[str, list[tuple[int, int]]], jobs: int
+    scanner: Scanner,
+    plan: dict[str, list[tuple[int, int]]],
+    jobs: int,
+    progress: Callable[[str, int], None] | None = None,
 ) -> Iterator[tuple[str, list[str]]]:
     """Scan the planned files in `jobs` workers; yields each path, in the plan's order, once its
-    parts are absorbed into `scanner`, with the one-line errors of its parts.
+    parts are absorbed into `scanner`, with the one-line errors of its parts. While they scan,
+    `progress` hears (source name, bytes of it scanned so far) every REPORT_SECONDS.
 
     Each part is scanned in a process forked for it, which inherits the KB and the prefilter and
     writes back its part, pickled, through a pipe: multiprocessing's pool cost 18 ms of every
     parallel scan's start-up (its import, its threads), and waited forever on a worker that died.
+    Each writes how far it has read into memory shared with this process.
     """
-    tasks = iter([(path, start, end, display_name(path)) for path, ranges in plan.items() for start, end in ranges])
+    all_tasks = [(path, start, end, display_name(path)) for path, ranges in plan.items() for start, end in ranges]
+    shared = mmap.mmap(-1, 8 * len(all_tasks))
+    counters = [Counter(shared, slot) for slot in range(len(all_tasks))]
+    tasks = iter(zip(all_tasks, counters))
+    report = None if progress is None else partial(_report, progress, list(zip(all_tasks, counters)))
     running: deque[tuple[Task, int, int]] = deque()
     try:
-        for task in islice(tasks, jobs):
-            running.append((task, *_fork(scanner, task)))
+        for task, counter in islice(tasks, jobs):
+            running.append((task, *_fork(scanner, task, counter)))
         for path, ranges in plan.items():
             errors = []
             for _ in ranges:
                 task, pid, pipe = running.popleft()
-                part, error = _collect(scanner, task, pid, pipe)
+                part, error = _collect(scanner, task, pid, pipe, report)
                 if (following := next(tasks, None)) is not None:
-                    running.append((following, *_fork(scanner, following)))
+                    running.append((following[0], *_fork(scanner, *following)))
                 scanner.absorb(part, display_name(path))
                 errors += [error] if error else []
             yield path, errors
@@ -139,9 +175,19 @@ def scan_parallel(
                 os.kill(pid, signal.SIGKILL)
                 os.close(pipe)
                 os.waitpid(pid, 0)
+        shared.close()
 
 
-def _fork(scanner: Scanner, task: Task) -> tuple[int, int]:
+def _report(progress: Callable[[str, int], None], tasks: list[tuple[Task, Counter]]) -> None:
+    """Tell `progress` how many bytes of each file the workers have scanned so far."""
+    done: dict[str, int] = {}
+    for (_, _, _, source), counter in tasks:
+        done[source] = done.get(source, 0) + counter.get()
+    for source, read in done.items():
+        progress(source, read)
+
+
+def _fork(scanner: Scanner, task: Task, read: Counter) -> tuple[int, int]:
     """Start scanning a part in a child process: its pid and the pipe its part will come through;
     (-1, -1) where no process can be started now (a limit on processes or files): the part is then
     scanned here, when its turn comes."""
@@ -161,7 +207,7 @@ def _fork(scanner: Scanner, task: Task) -> tuple[int, int]:
             os.close(read_end)
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the parent, which says so
             with os.fdopen(write_end, "wb") as out:
-                pickle.dump(_scan_range(scanner, *task), out, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(_scan_range(scanner, *task, read), out, protocol=pickle.HIGHEST_PROTOCOL)
             code = 0
         finally:
             os._exit(code)
@@ -169,13 +215,15 @@ def _fork(scanner: Scanner, task: Task) -> tuple[int, int]:
     return pid, read_end
 
 
-def _collect(scanner: Scanner, task: Task, pid: int, pipe: int) -> tuple[ScanPart, str | None]:
+def _collect(
+    scanner: Scanner, task: Task, pid: int, pipe: int, waiting: Callable[[], None] | None = None
+) -> tuple[ScanPart, str | None]:
     """A child's part and error; a child that died gives an empty part that still counts its range's
-    lines (so that the later parts keep their line numbers) and a one-line error."""
+    lines (so that the later parts keep their line numbers) and a one-line error. `waiting` is
+    called every REPORT_SECONDS while the child scans."""
     if pid < 0:
         return _scan_range(scanner, *task)
-    with os.fdopen(pipe, "rb") as incoming:
-        data = incoming.read()
+    data = read_pipe(pipe, waiting)
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     if code == 0 and data:
         part: tuple[ScanPart, str | None] = pickle.loads(data)
@@ -184,6 +232,23 @@ def _collect(scanner: Scanner, task: Task, pid: int, pipe: int) -> tuple[ScanPar
     how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
     empty = replace(Scanner(scanner.kb, prefilter=scanner.prefilter).part(), lines=_lines_in(path, start, stop))
     return empty, f"{path}: the worker scanning bytes {start}-{stop} died ({how}); those lines were not scanned"
+
+
+def read_pipe(pipe: int, waiting: Callable[[], None] | None) -> bytes:
+    """All that comes through a pipe until its writer closes it (then the pipe is closed here too);
+    `waiting` is called each time REPORT_SECONDS pass with nothing to read."""
+    chunks: list[bytes] = []
+    try:
+        while True:
+            if waiting is not None and not select.select([pipe], [], [], REPORT_SECONDS)[0]:
+                waiting()
+                continue
+            chunk = os.read(pipe, PIPE_READ_SIZE)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(pipe)
 
 
 def _lines_in(path: str, start: int, stop: int) -> int:

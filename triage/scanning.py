@@ -26,7 +26,7 @@ def scan_sources(
     plan = parallel_plan(paths, jobs)
     # Workers start on every planned file at once; the loop below takes their results in the
     # order given, scanning stdin and gzip files itself in between.
-    planned = scan_parallel(scanner, plan, jobs) if plan else iter(())
+    planned = scan_parallel(scanner, plan, jobs, progress) if plan else iter(())
     for path in paths:
         name = display_name(path)
         if path in plan:

@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="exit 0 when failures are found (2 still means a usage or input error)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar on stderr")
+    parser.add_argument("--no-progress", action="store_true", help="never draw the progress line on stderr")
     parser.add_argument(
         "--jobs",
         type=positive_int,
