@@ -180,9 +180,9 @@ class Scanner:
         return state
 
     def _cut_overlong(self, state: _Source) -> set[int]:
-        if len(state.pending) <= MAX_LINE:
+        if len(state.pending) < MAX_LINE:
             return set()
-        # Match what we have of the overlong line now; its line number stays the same.
+        # Match a read's worth of the overlong line now (joined to the next, it was copied): same line number.
         pending, state.pending = state.pending, b""
         return self._scan_block(state, pending, 0, len(pending), complete=False)
 
