@@ -125,13 +125,13 @@ def test_a_worker_writes_how_far_it_has_read(tmp_path, engine_kb, prefilter):
     log = tmp_path / "a.log"
     log.write_bytes(b"step 1 loss 0.5\n" * 200_000)
     shared = mmap.mmap(-1, 16)
-    counter = parallel.Counter(shared, 1)
+    counter = parallel.SharedCount(shared, 1)
     part, error = parallel._scan_range(
         Scanner(engine_kb, prefilter=prefilter), str(log), 16, log.stat().st_size, "a.log", counter
     )
     assert error is None and part.lines == 200_000 - 1
     assert counter.get() == log.stat().st_size - 16
-    assert parallel.Counter(shared, 0).get() == 0  # its neighbour's slot is its neighbour's
+    assert parallel.SharedCount(shared, 0).get() == 0  # its neighbour's slot is its neighbour's
 
 
 def test_a_parallel_scan_reports_each_files_bytes_as_its_workers_read_them(tmp_path, engine_kb, prefilter, monkeypatch):

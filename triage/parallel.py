@@ -96,7 +96,7 @@ def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
 
 
 def _scan_range(
-    parent: Scanner, path: str, start: int, stop: int, source: str, read: Counter | None = None
+    parent: Scanner, path: str, start: int, stop: int, source: str, read: SharedCount | None = None
 ) -> tuple[ScanPart, str | None]:
     """A worker's scan of path[start:stop], and the one-line error that cut it short, if any; the
     bytes scanned so far are written to `read` as the scan goes."""
@@ -117,7 +117,7 @@ def _scan_range(
     return scanner.part(), error
 
 
-class Counter:
+class SharedCount:
     """One number in memory shared with forked workers: how many bytes of its part one has scanned."""
 
     def __init__(self, shared: mmap.mmap, slot: int) -> None:
@@ -152,9 +152,9 @@ def scan_parallel(
     """
     all_tasks = [(path, start, end, display_name(path)) for path, ranges in plan.items() for start, end in ranges]
     shared = mmap.mmap(-1, 8 * len(all_tasks))
-    counters = [Counter(shared, slot) for slot in range(len(all_tasks))]
-    tasks = iter(zip(all_tasks, counters))
-    report = None if progress is None else partial(_report, progress, list(zip(all_tasks, counters)))
+    with_counts = [(task, SharedCount(shared, slot)) for slot, task in enumerate(all_tasks)]
+    tasks = iter(with_counts)
+    report = None if progress is None else partial(_report, progress, with_counts)
     running: deque[tuple[Task, int, int]] = deque()
     try:
         for task, counter in islice(tasks, jobs):
@@ -178,7 +178,7 @@ def scan_parallel(
         shared.close()
 
 
-def _report(progress: Callable[[str, int], None], tasks: list[tuple[Task, Counter]]) -> None:
+def _report(progress: Callable[[str, int], None], tasks: list[tuple[Task, SharedCount]]) -> None:
     """Tell `progress` how many bytes of each file the workers have scanned so far."""
     done: dict[str, int] = {}
     for (_, _, _, source), counter in tasks:
@@ -187,7 +187,7 @@ def _report(progress: Callable[[str, int], None], tasks: list[tuple[Task, Counte
         progress(source, read)
 
 
-def _fork(scanner: Scanner, task: Task, read: Counter) -> tuple[int, int]:
+def _fork(scanner: Scanner, task: Task, read: SharedCount) -> tuple[int, int]:
     """Start scanning a part in a child process: its pid and the pipe its part will come through;
     (-1, -1) where no process can be started now (a limit on processes or files): the part is then
     scanned here, when its turn comes."""
