@@ -15,10 +15,11 @@ from dataclasses import replace
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
+from triage.mapped import can_map, mapped_windows
 from triage.sources import CHUNK_SIZE, display_name, read_in_one_pass, reads_to_line_ends
 
 MIN_PART_BYTES = 64 << 20
@@ -105,16 +106,26 @@ def _scan_range(
     done = 0
     try:
         with open(path, "rb") as handle:
-            handle.seek(start)
-            for chunk, end in reads_to_line_ends(handle, stop - start, CHUNK_SIZE):
-                scanner.feed(chunk, source, end=end)
-                done += end
+            for block, begin, end in _windows(handle, start, stop - start):
+                scanner.feed(block, source, start=begin, end=end)
+                done += end - begin
                 if read is not None:
                     read.set(done)
     except OSError as exc:  # what was read before the fault still counts
         error = f"{path}: {exc.strerror or exc}"
     scanner.finish(source)
     return scanner.part(), error
+
+
+def _windows(handle: BinaryIO, start: int, limit: int) -> Iterator[tuple[bytes, int, int]]:
+    """The part's bytes, window by window (see `triage.mapped`), or read where windows cannot be
+    counted: (block, start, end) to feed."""
+    if can_map():
+        # A window is not bytes, but has every method of bytes that the scan calls on a block.
+        yield from cast(Iterator[tuple[bytes, int, int]], mapped_windows(handle, start, limit, CHUNK_SIZE))
+        return
+    handle.seek(start)
+    yield from ((chunk, 0, end) for chunk, end in reads_to_line_ends(handle, limit, CHUNK_SIZE))
 
 
 class SharedCount:
@@ -229,9 +240,17 @@ def _collect(
         part: tuple[ScanPart, str | None] = pickle.loads(data)
         return part
     path, start, stop, _ = task
-    how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    how = _death(-code) if code < 0 else f"exit code {code}"
     empty = replace(Scanner(scanner.kb, prefilter=scanner.prefilter).part(), lines=_lines_in(path, start, stop))
     return empty, f"{path}: the worker scanning bytes {start}-{stop} died ({how}); those lines were not scanned"
+
+
+def _death(number: int) -> str:
+    """How a worker killed by this signal died, in words."""
+    if number == signal.SIGBUS:
+        # A mapped page the file no longer holds (see `triage.mapped`).
+        return f"killed by signal {number}, SIGBUS: the file was cut short while it was read, by a log rotation?"
+    return f"killed by signal {number}"
 
 
 def read_pipe(pipe: int, waiting: Callable[[], None] | None) -> bytes:

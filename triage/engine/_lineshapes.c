@@ -924,11 +924,39 @@ static PyTypeObject ShapesType = {
     .tp_as_sequence = &Shapes_sequence,
 };
 
+PyDoc_STRVAR(count_newlines_doc,
+             "count_newlines(buffer, start, end, /) -> int: the newlines in buffer[start:end], read in place "
+             "(bytes.count's answer for a buffer that is not bytes: a mapped file).");
+
+static PyObject *count_newlines(PyObject *module, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end)) {
+        return NULL;
+    }
+    start = start < 0 ? 0 : start > view.len ? view.len : start;
+    end = end > view.len ? view.len : end < start ? start : end;
+    const unsigned char *data = view.buf;
+    Py_ssize_t count = 0;
+    for (const unsigned char *at = data + start, *stop = data + end;
+         (at = memchr(at, '\n', (size_t)(stop - at))) != NULL; at++) {
+        count++;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+}
+
+static PyMethodDef module_methods[] = {
+    {"count_newlines", count_newlines, METH_VARARGS, count_newlines_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "triage.engine._lineshapes",
     .m_doc = PyDoc_STR("Line shapes (bytes with digits masked) counted in native code; see Shapes."),
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__lineshapes(void) {

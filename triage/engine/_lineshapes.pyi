@@ -1,5 +1,7 @@
 """Types of the compiled line-shape table (see _lineshapes.c for what it does)."""
 
+from mmap import mmap
+
 QUIET: int
 CAUSE: int
 ACTIVE: int
@@ -17,3 +19,5 @@ class Shapes:
     def register_group(self, line: bytes, kind: int = ..., /) -> int: ...
     def set_codes(self, codes: tuple[tuple[bytes, bool, bool], ...], /) -> None: ...
     def __len__(self) -> int: ...
+
+def count_newlines(buffer: bytes | mmap, start: int, end: int, /) -> int: ...

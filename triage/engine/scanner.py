@@ -77,27 +77,27 @@ class Scanner:
 
     # -- input ---------------------------------------------------------------------------------
 
-    def feed(self, data: bytes, source: str = "-", *, end: int | None = None) -> set[int]:
-        """Scan more bytes of `source`; returns the indices of entries that fired for the first time.
-        `end`: scan data[:end], a line end; the caller reads data[end:] again (see `reads_to_line_ends`)."""
+    def feed(self, data: bytes, source: str = "-", *, start: int = 0, end: int | None = None) -> set[int]:
+        """Scan more bytes of `source`, data[start:end]; returns the indices of entries that fired for
+        the first time. `end`: a line end; the caller reads data[end:] again (see `reads_to_line_ends`)."""
         end = len(data) if end is None else end
         state = self._source(source)
-        self.bytes += end
-        state.tail = data[end - TAIL_BYTES : end] if end >= TAIL_BYTES else (state.tail + data[:end])[-TAIL_BYTES:]
+        self.bytes += end - start
+        tail = data[max(start, end - TAIL_BYTES) : end]
+        state.tail = tail if len(tail) == TAIL_BYTES else (state.tail + tail)[-TAIL_BYTES:]
         newly: set[int] = set()
-        start = 0
-        if state.pending and end <= SCAN_SLICE:
+        if state.pending and end - start <= SCAN_SLICE:
             # A read's worth joined to the carried-over line: cheaper than a one-line block of its own.
-            data, state.pending = state.pending + data[:end], b""
-            end = len(data)
+            data, state.pending = state.pending + data[start:end], b""
+            start, end = 0, len(data)
         if state.pending:
             # Complete the carried-over line with this chunk's first line; the bulk of the chunk is
             # then scanned in place, never copied (copies of big buffers cost as much as the scan).
-            first = data.find(b"\n", 0, end)
+            first = data.find(b"\n", start, end)
             if first < 0:
-                state.pending += data[:end]
+                state.pending += data[start:end]
                 return self._cut_overlong(state)
-            head, state.pending = state.pending + data[: first + 1], b""
+            head, state.pending = state.pending + data[start : first + 1], b""
             newly |= self._scan_block(state, head, 0, len(head), complete=True)
             start = first + 1
         cut = data.rfind(b"\n", start, end)
