@@ -685,7 +685,7 @@ def test_kinds_judged_on_lowered_text_read_every_line_as_before():
     ]
     lines += ["Fatal: SIGSEGV received", "exitcode  : -11 (pid: 7)", "loss: NaN", "errors = 0", "Killed"]
     for source in (error_lines._SIGNAL, error_lines._EXIT, error_lines._SYMPTOM, error_lines._NOT_AN_ERROR):
-        caseless, lowered = re.compile(source), error_lines._for_lowered(source)
+        caseless, lowered = re.compile(source), re.compile(error_lines._lowered(source))
         assert [bool(caseless.search(line)) for line in lines] == [bool(lowered.search(line.lower())) for line in lines]
 
 

@@ -22,8 +22,8 @@ from triage.engine.literal_gate import GatedPattern, gate_text
 
 _CASE_PAIR = re.compile(r"\[([A-Za-z])([A-Za-z])\]")
 _CODE_CONTEXT = (
-    GatedPattern(re.compile(r"(?i:error[ _]?code|ret(?:urn)?[ _]?code|errno|runtime result|traceback)")),
-    GatedPattern(re.compile(r"E(?<!\wE)(?:RR\d{5}|[A-Z]\d{4})\b")),
+    GatedPattern(r"(?i:error[ _]?code|ret(?:urn)?[ _]?code|errno|runtime result|traceback)"),
+    GatedPattern(r"E(?<!\wE)(?:RR\d{5}|[A-Z]\d{4})\b"),
 )
 """Words that make a number an error code even on a line that is not an error (a warning that
 quotes one: `Warning: NPU warning, error code is 507018`)."""

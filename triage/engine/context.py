@@ -114,14 +114,14 @@ MAX_LINES = 4096
 
 # Each searched only on a line that holds one of its words (see `literal_gate`): a line that shows
 # context is read by some thirty case-insensitive patterns, 250 us when all are searched.
-_COMPILED_WORKLOADS = tuple((name, GatedPattern(re.compile(p, re.IGNORECASE))) for name, p in WORKLOAD_PATTERNS)
-_COMPILED_LAUNCHERS = tuple((name, GatedPattern(re.compile(p, re.IGNORECASE))) for name, p in LAUNCHER_PATTERNS)
-_COMPILED_VERSIONS = tuple((name, GatedPattern(re.compile(p, re.IGNORECASE))) for name, p in VERSION_PATTERNS)
-_SOC = GatedPattern(re.compile(SOC_PATTERN, re.IGNORECASE))
-_ENV = GatedPattern(re.compile(ENV_PATTERN))
+_WORKLOADS_GATED = tuple((name, GatedPattern(p, re.IGNORECASE)) for name, p in WORKLOAD_PATTERNS)
+_LAUNCHERS_GATED = tuple((name, GatedPattern(p, re.IGNORECASE)) for name, p in LAUNCHER_PATTERNS)
+_VERSIONS_GATED = tuple((name, GatedPattern(p, re.IGNORECASE)) for name, p in VERSION_PATTERNS)
+_SOC = GatedPattern(SOC_PATTERN, re.IGNORECASE)
+_ENV = GatedPattern(ENV_PATTERN)
 _ENV_NAME = re.compile(ENV_NAMES)
-_TORCH = GatedPattern(re.compile(TORCH_PATTERN, re.IGNORECASE))
-_ANY = GatedPattern(re.compile("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE))
+_TORCH = GatedPattern(TORCH_PATTERN, re.IGNORECASE)
+_ANY = GatedPattern("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE)
 
 
 @dataclass
@@ -174,12 +174,12 @@ class JobContext:
         if not _ANY.search(text, gated):
             return
         self.lines_seen += 1
-        for name, pattern in _COMPILED_WORKLOADS:
+        for name, pattern in _WORKLOADS_GATED:
             if name not in self.workloads and pattern.search(text, gated):
                 self.workloads.append(name)
         if self.launcher is None:
-            self.launcher = next((name for name, pattern in _COMPILED_LAUNCHERS if pattern.search(text, gated)), None)
-        for name, pattern in _COMPILED_VERSIONS:
+            self.launcher = next((name for name, pattern in _LAUNCHERS_GATED if pattern.search(text, gated)), None)
+        for name, pattern in _VERSIONS_GATED:
             if name not in self.versions:
                 found = pattern.search(text, gated)
                 if found:

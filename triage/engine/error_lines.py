@@ -148,16 +148,15 @@ _PREFIX = re.compile(
 )
 
 
-def _for_lowered(source: str) -> re.Pattern[str]:
-    """A pattern that is one case-insensitive group, `(?i:...)`, compiled as a case-sensitive pattern
-    for lower-cased text. Python's `re` tries every alternative of a case-insensitive group at every
+def _lowered(source: str) -> str:
+    """A pattern that is one case-insensitive group, `(?i:...)`, as a case-sensitive pattern for
+    lower-cased text. Python's `re` tries every alternative of a case-insensitive group at every
     position; on lowered text the same verdicts come in half the time (checked on every sample and
     corpus line), and a line's kind is judged for every new shape of a log of distinct errors. Such
     patterns are kept as source (`_SIGNAL`, `_EXIT`, `_SYMPTOM`, `_NOT_AN_ERROR`): only this form is
     ever searched, so only it is compiled."""
     assert source.startswith("(?i:") and source.endswith(")"), source[:20]
-    lowered = re.sub(r"\\.|[A-Z]", lambda m: m.group() if m.group()[0] == "\\" else m.group().lower(), source[4:-1])
-    return re.compile(lowered)
+    return re.sub(r"\\.|[A-Z]", lambda m: m.group() if m.group()[0] == "\\" else m.group().lower(), source[4:-1])
 
 
 _KINDS: tuple[tuple[str, re.Pattern[str] | str], ...] = (
@@ -177,11 +176,11 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | str], ...] = (
 """In the order a line is judged: the first kind that matches is the line's (a kind given as source
 is one case-insensitive group, judged on the lowered text)."""
 _JUDGED = tuple(
-    (kind, GatedPattern(_for_lowered(regex)), True) if isinstance(regex, str) else (kind, GatedPattern(regex), False)
+    (kind, GatedPattern(_lowered(regex)), True) if isinstance(regex, str) else (kind, GatedPattern.of(regex), False)
     for kind, regex in _KINDS
 )
 """_KINDS as judged: (kind, pattern, whether it reads the lowered text)."""
-_NOT_AN_ERROR_LOWERED = GatedPattern(_for_lowered(_NOT_AN_ERROR))
+_NOT_AN_ERROR_LOWERED = GatedPattern(_lowered(_NOT_AN_ERROR))
 _LEVELS = tuple(pattern for kind, pattern, _ in _JUDGED if kind == LEVEL)
 """The level's patterns as judged, for a prefix alone."""
 _CAUGHT = re.compile(r"\b(?:with|due to|because of)\s+[\w.]*(?:Error|Exception)\(")

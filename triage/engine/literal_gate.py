@@ -37,16 +37,16 @@ Literals = tuple[str, ...]
 STARTS = {sre.AT_BEGINNING, sre.AT_BEGINNING_STRING}
 
 
-def required_literals(pattern: re.Pattern[str]) -> Literals | None:
-    """Strings (lowered, digits as '0') of which every match of `pattern` holds one; None when
+def required_literals(source: str, flags: int = 0) -> Literals | None:
+    """Strings (lowered, digits as '0') of which every match of the pattern holds one; None when
     the pattern's tree tells none worth testing, or when `re` finds its matches fast by itself: a
     pattern anchored at the start, or starting with a literal character, which it looks for in C
     (not when the pattern ignores case: then it tries every position)."""
     try:
-        tree = list(sre_parse.parse(pattern.pattern, pattern.flags))
+        tree = list(sre_parse.parse(source, flags))
     except (re.error, RecursionError, TypeError):  # a private module: whatever it cannot read is searched
         return None
-    literal_start = tree and tree[0][0] is sre.LITERAL and not pattern.flags & re.IGNORECASE
+    literal_start = tree and tree[0][0] is sre.LITERAL and not flags & re.IGNORECASE
     if not tree or literal_start or (tree[0][0] is sre.AT and tree[0][1] in STARTS):
         return None
     found = _best(_candidates(tree))
@@ -83,18 +83,35 @@ _CACHED: dict[tuple[str, int], Literals | None] = {}
 
 
 class GatedPattern:
-    """A compiled pattern searched only on lines that hold one of its literals (read from the KB cache,
-    or worked out at the first search, so that importing a module of patterns costs no parsing:
+    """A pattern searched only on lines that hold one of its literals (read from the KB cache, or
+    worked out at the first search, so that importing a module of patterns costs no parsing:
     reading the trees of the error-line and job-context patterns took 15 ms of every worker's first
-    error line)."""
+    error line). It is compiled the first time a line passes its gate: of the fifty such patterns
+    (the job context's frameworks, launchers and versions, the error-line kinds) a log needs about
+    eight, and compiling the others cost 6 ms of every scan's start."""
 
-    __slots__ = ("pattern", "_literals", "_read")
+    __slots__ = ("source", "flags", "_compiled", "_literals", "_read")
 
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern = pattern
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = int(flags)  # not the RegexFlag: the KB cache marshals it
+        self._compiled: re.Pattern[str] | None = None
         self._literals: Literals | None = None
         self._read = False
         _GATED.append(self)
+
+    @classmethod
+    def of(cls, pattern: re.Pattern[str]) -> GatedPattern:
+        """The gate of a pattern compiled already (one that is also searched ungated elsewhere)."""
+        gated = cls(pattern.pattern, pattern.flags)
+        gated._compiled = pattern
+        return gated
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
 
     def search(self, text: str, gated: str | None) -> re.Match[str] | None:
         """`pattern.search(text)`, where `gated` is `gate_text` of the text searched (or of the
@@ -110,8 +127,8 @@ class GatedPattern:
         return self.pattern.finditer(text) if may_match(self._literals, gated) else iter(())
 
     def _read_literals(self) -> None:
-        key = (self.pattern.pattern, self.pattern.flags)
-        self._literals = _CACHED[key] if key in _CACHED else required_literals(self.pattern)
+        key = (self.source, self.flags)
+        self._literals = _CACHED[key] if key in _CACHED else required_literals(self.source, self.flags)
         self._read = True
 
 
@@ -121,7 +138,7 @@ def gate_rows() -> list[GateRow]:
     for gated in _GATED:
         if not gated._read:
             gated._read_literals()
-        rows.append((gated.pattern.pattern, gated.pattern.flags, gated._literals))
+        rows.append((gated.source, gated.flags, gated._literals))
     return rows
 
 
