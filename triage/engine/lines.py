@@ -8,6 +8,8 @@ table skips the lines whose shape is known to need nothing and the prefilter sca
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 from typing import Protocol
 
 from triage.engine.cause_lines import CauseLines, Line, NearLeads, leads, merge
@@ -83,3 +85,16 @@ def line_finder(scope: Scope, context: JobContext, unclaimed: UnclaimedErrors) -
     except ImportError:
         return PrefilterLines(scope)
     return NativeLines(scope, context, unclaimed)
+
+
+def jump_marks(
+    mark: tuple[int, int], marks: Iterator[tuple[int, int]], counted: tuple[int, int], line_start: int
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Past the line finder's marks (line start, newlines before it) up to `line_start`: the next mark,
+    and where newlines are counted up to and how many lie before it (the last mark passed, if it lies
+    beyond what was counted)."""
+    while mark[0] <= line_start:
+        if mark[0] > counted[0]:
+            counted = mark
+        mark = next(marks, (sys.maxsize, 0))
+    return mark, counted

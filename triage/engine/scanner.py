@@ -22,7 +22,7 @@ from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
 from triage.engine.job_ranks import rank_of_line, rank_of_source, rank_span
-from triage.engine.lines import Scope, line_finder
+from triage.engine.lines import Scope, jump_marks, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
@@ -200,7 +200,9 @@ class Scanner:
                 self._counts.held(held.before(line_start), held, state, self._order)
             raw = block[line_start:line_end]
             if ids is None or CONTEXT in ids:
-                position, newlines_before = self._observe(state, block, (line_start, raw), (position, newlines_before))
+                # The line finder's count first: the lines skipped since the last are not counted again.
+                mark, counted = jump_marks(mark, marks_left, (position, newlines_before), line_start)
+                position, newlines_before = self._observe(state, block, (line_start, raw), counted)
             if ids == CONTEXT_ONLY:
                 if causes is None:
                     continue
@@ -211,10 +213,7 @@ class Scanner:
             if causes is None and shape is not None and shape.ids == ids and shape.quiet:
                 continue  # the hot path on noisy logs: no decoding, no line counting
             # Line numbers are counted only up to lines that need one; the rest is counted in bulk.
-            while mark[0] <= line_start:
-                if mark[0] > position:
-                    position, newlines_before = mark
-                mark = next(marks_left, (end + 1, 0))
+            mark, (position, newlines_before) = jump_marks(mark, marks_left, (position, newlines_before), line_start)
             newlines_before += block.count(b"\n", position, line_start)
             position = line_start
             line_number = state.lines + newlines_before + 1
