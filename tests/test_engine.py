@@ -178,6 +178,8 @@ def test_parallel_scan_gives_the_same_result_as_one_core(tmp_path, engine_kb, pr
     assert len(parallel.split_points(str(path), 3)) == 3
     assert one.diagnoses and one.diagnoses == many.diagnoses
     assert (one.stats.lines, one.stats.bytes) == (many.stats.lines, many.stats.bytes)
+    # What the workers' fuzzy matchers judged is counted too (each judges the templates of its part).
+    assert many.stats.templates >= one.stats.templates > 0
 
 
 def test_a_worker_that_dies_costs_its_part_not_the_scan(tmp_path, engine_kb, prefilter, monkeypatch):

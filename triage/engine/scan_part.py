@@ -21,3 +21,5 @@ class ScanPart:
     candidate_lines: int
     orders: int
     """How many matched lines it numbered, so that a later part's order comes after them."""
+    templates: int = 0
+    """How many distinct line templates its fuzzy matcher judged."""

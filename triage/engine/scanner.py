@@ -62,6 +62,7 @@ class Scanner:
         self.lines = 0
         self.bytes = 0
         self.candidate_lines = 0
+        self._templates_absorbed = 0
         self._sources: dict[str, _Source] = {}
         self._order = 0
         self._matcher = LineMatcher(kb)
@@ -129,9 +130,8 @@ class Scanner:
     def part(self) -> ScanPart:
         """Everything this scanner found, to be absorbed by another (see `absorb`)."""
         self._note_tails()
-        return ScanPart(
-            self.evidence, self.unclaimed, self.context, self.lines, self.bytes, self.candidate_lines, self._order
-        )
+        counts = (self.lines, self.bytes, self.candidate_lines, self._order, self._matcher.templates)
+        return ScanPart(self.evidence, self.unclaimed, self.context, *counts)
 
     def absorb(self, part: ScanPart, source: str) -> None:
         """Take in the scan of the next stretch of `source`, as if this scanner had read it itself.
@@ -148,21 +148,20 @@ class Scanner:
         self.lines += part.lines
         self.bytes += part.bytes
         self.candidate_lines += part.candidate_lines
+        self._templates_absorbed += part.templates
         self._order += part.orders
 
     # -- output --------------------------------------------------------------------------------
 
     def result(self, *, top: int | None = None, min_confidence: float = 0.0) -> ScanResult:
         self._note_tails()
-        result = correlate(
-            build_result(self.kb, self.evidence, self.unclaimed, self.context, min_confidence=min_confidence), top=top
-        )
-        result.stats.lines = self.lines + sum(1 for s in self._sources.values() if s.pending)
-        result.stats.bytes = self.bytes
-        result.stats.seconds = round(time.perf_counter() - self._started, 4)
-        result.stats.candidate_lines = self.candidate_lines
-        result.stats.templates = self._matcher.templates
-        result.stats.prefilter = self.prefilter.name
+        built = build_result(self.kb, self.evidence, self.unclaimed, self.context, min_confidence=min_confidence)
+        result = correlate(built, top=top)
+        stats = result.stats
+        stats.lines = self.lines + sum(1 for s in self._sources.values() if s.pending)
+        stats.bytes, stats.candidate_lines, stats.prefilter = self.bytes, self.candidate_lines, self.prefilter.name
+        stats.seconds = round(time.perf_counter() - self._started, 4)
+        stats.templates = self._matcher.templates + self._templates_absorbed
         result.errors = list(self.errors)
         return result
 
