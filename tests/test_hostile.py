@@ -338,6 +338,24 @@ def test_a_file_that_cannot_be_split_is_scanned_without_workers(tmp_path, monkey
     assert parallel.parallel_plan([str(bar), "-"], 2) == {str(bar): [(0, bar.stat().st_size)]}
 
 
+def test_on_one_core_a_big_file_given_alone_is_scanned_in_one_worker_that_maps_it(tmp_path, monkeypatch):
+    from triage import parallel
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
+    bar, lines, small = tmp_path / "bar.log", tmp_path / "lines.log", tmp_path / "small.log"
+    bar.write_bytes(b"\r 10%|#" * 20000 + b"\n")
+    lines.write_bytes(b"step 1 loss 2.3\n" * 10000)
+    small.write_bytes(b"step 1 loss 2.3\n" * 100)
+    expected = {str(lines): [(0, lines.stat().st_size)]} if parallel.can_map() else {}
+    assert parallel.parallel_plan([str(lines)], 1) == expected
+    # Not one long line (a worker would copy its pieces out of the map), a small file, or several files.
+    assert parallel.parallel_plan([str(bar)], 1) == {}
+    assert parallel.parallel_plan([str(small)], 1) == {}
+    assert parallel.parallel_plan([str(lines), str(small)], 1) == {}
+    monkeypatch.setenv("TRIAGE_NO_NATIVE", "1")
+    assert parallel.parallel_plan([str(lines)], 1) == {}
+
+
 def test_a_split_point_inside_a_very_long_line_is_given_up_not_read_to_its_end(tmp_path, monkeypatch):
     from triage import parallel
 
