@@ -72,6 +72,28 @@ def test_a_part_the_file_no_longer_holds_ends_where_the_file_ends(tmp_path):
     assert b"".join(window[begin:end] for window, begin, end in windows) == b"step 1 loss 2.3\n" * 10
 
 
+def test_a_file_that_cannot_be_mapped_is_read(tmp_path, monkeypatch):
+    # Some FUSE and network file systems refuse mmap (ENODEV): the part is read instead, from where it stood.
+    from triage import mapped
+
+    data = _random_log(random.Random(4), 200)
+    path = tmp_path / "job.log"
+    path.write_bytes(data)
+    made = []
+
+    def refused_after_two(*args: object, **kwargs: object) -> MappedWindow:
+        if len(made) == 2:
+            raise OSError(19, "No such device")
+        made.append(MappedWindow(*args, **kwargs))  # type: ignore[arg-type]
+        return made[-1]
+
+    monkeypatch.setattr(mapped, "MappedWindow", refused_after_two)
+    with open(path, "rb") as handle:
+        windows = list(mapped_windows(handle, 0, len(data), size=4099))
+    assert len(made) == 2 and not isinstance(windows[-1][0], MappedWindow)
+    assert b"".join(window[begin:end] for window, begin, end in windows) == data
+
+
 def test_a_file_cut_short_while_a_worker_maps_it_costs_that_worker_only(tmp_path, engine_kb, prefilter, monkeypatch):
     # Its lost pages kill the worker (SIGBUS); the parent says so in one line and keeps the other parts.
     from triage import parallel

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from triage.engine.lines import NO_NATIVE
+from triage.sources import reads_to_line_ends
 
 
 def _native_count() -> Callable[[mmap.mmap, int, int], int] | None:
@@ -41,8 +42,9 @@ class MappedWindow(mmap.mmap):
         return _COUNT_NEWLINES(self, start, len(self) if end is None else end)
 
 
-Window = tuple[MappedWindow, int, int]
-"""A mapped window and the span of it to scan: whole lines, except where the part ends."""
+Window = tuple[MappedWindow | bytes, int, int]
+"""A mapped window (or, where the file cannot be mapped, a read) and the span of it to scan: whole
+lines, except where the part ends."""
 
 
 def can_map() -> bool:
@@ -54,7 +56,8 @@ def mapped_windows(handle: BinaryIO, start: int, limit: int, size: int) -> Itera
     """Windows of about `size` bytes over handle's file[start:start + limit], each with the span of
     it to scan, which ends at its last line end (the next window starts there), or at the part's
     end; a UTF-8 BOM at the file's start is skipped, as a read skips it. Stops early, as a read
-    does, where the file has become shorter than the part."""
+    does, where the file has become shorter than the part; reads the rest where a window cannot be
+    mapped."""
     fileno, stop = handle.fileno(), start + limit
     at = start
     while at < stop:
@@ -62,7 +65,12 @@ def mapped_windows(handle: BinaryIO, start: int, limit: int, size: int) -> Itera
         length = min(at - base + size, stop - base, os.fstat(fileno).st_size - base)
         if length <= at - base:
             return
-        window = MappedWindow(fileno, length, access=mmap.ACCESS_READ, offset=base)
+        try:
+            window = MappedWindow(fileno, length, access=mmap.ACCESS_READ, offset=base)
+        except OSError:  # a file system that cannot map (some FUSE and network mounts): read the rest
+            handle.seek(at)
+            yield from ((chunk, 0, end) for chunk, end in reads_to_line_ends(handle, stop - at, size))
+            return
         begin = at - base
         if at == 0 and window[: len(codecs.BOM_UTF8)] == codecs.BOM_UTF8:
             begin += len(codecs.BOM_UTF8)
