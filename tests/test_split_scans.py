@@ -47,3 +47,24 @@ def test_a_split_scan_counts_what_one_scan_counts(tmp_path: Path, engine_kb, pre
         )
     one, split = counted
     assert one[0] and one == split
+
+
+def test_the_last_line_of_a_split_log_that_stalls_has_its_number_in_the_whole_file(
+    tmp_path: Path, engine_kb, prefilter, monkeypatch
+) -> None:
+    # A worker numbers its part's lines from 1; its tail (where a log that stalls stopped) is shifted
+    # with the rest of what it found (it used to say line 6,578 of 20,001).
+    from triage import parallel
+    from triage.engine import Scanner
+    from triage.scanning import scan_sources
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
+    lines = [f"[rank0]: step {n} | loss 2.{n % 97:02d} | lr 1e-4" for n in range(20000)]
+    lines.append("INFO: Capturing CUDA graphs for decoding, this may take a while ...")
+    path = tmp_path / "stalled.log"
+    path.write_text("\n".join(lines) + "\n")
+    assert len(parallel.split_points(str(path), 3)) == 3
+    scanner = Scanner(engine_kb, prefilter=prefilter)
+    assert scan_sources(scanner, [str(path)], jobs=3) == []
+    stalled = scanner.result().diagnoses[0]
+    assert stalled.guess and stalled.evidence[0].line == len(lines)

@@ -86,7 +86,9 @@ class UnclaimedErrors:
         """Fold in a later stretch of the same source (see `Scanner.absorb`)."""
         room = MAX_FRAMES - len(self.frames)
         self.frames += [(name, replace(line, line=line.line + line_offset)) for name, line in later.frames[:room]]
-        self.tails.update(later.tails)
+        self.tails.update(
+            (source, [(number + line_offset, text) for number, text in tail]) for source, tail in later.tails.items()
+        )
         for key, found in later.by_key.items():
 
             def shifted(found: ErrorLine = found) -> ErrorLine:
