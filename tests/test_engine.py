@@ -118,6 +118,17 @@ def test_python_prefilter_gives_the_same_results(engine_kb):
     ]
 
 
+def test_the_prefilter_names_each_line_once(prefilter):
+    # A match whose last byte is its line's newline (a pattern ending in \s) is of that line: it used
+    # to open the line again, which then went to the matcher twice, each time with part of its ids
+    # (16 sample and corpus logs; counts doubled on the pure-Python path, confidences lowered on both).
+    from tests.conftest import ROOT
+
+    for path in sorted((ROOT / "logs_samples").rglob("*.log")):
+        starts = [candidate[0] for candidate in prefilter.candidates(path.read_bytes())]
+        assert len(starts) == len(set(starts)), path.name
+
+
 def test_engine_never_imports_textual_or_torch():
     code = (
         "import sys, triage.engine, triage.scanning, triage.cli.scan_cmd, triage.cli.main;"

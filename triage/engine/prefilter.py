@@ -304,8 +304,8 @@ class _HyperscanSet:
         rfind, find = block.rfind, block.find
         for to, ident in events:
             to += start
-            if to > line_end:
-                last = to - 1 if to > start else start  # the match's last byte decides its line
+            last = to - 1 if to > start else start  # the match's last byte decides its line
+            if last > line_end:  # not `to`: a match whose last byte is the line's newline is of that line
                 line_end = find(b"\n", last, end)
                 if line_end < 0:
                     line_end = end
