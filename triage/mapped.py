@@ -68,8 +68,7 @@ def mapped_windows(handle: BinaryIO, start: int, limit: int, size: int) -> Itera
         try:
             window = MappedWindow(fileno, length, access=mmap.ACCESS_READ, offset=base)
         except OSError:  # a file system that cannot map (some FUSE and network mounts): read the rest
-            handle.seek(at)
-            yield from ((chunk, 0, end) for chunk, end in reads_to_line_ends(handle, stop - at, size))
+            yield from read_windows(handle, at, stop - at, size)
             return
         begin = at - base
         if at == 0 and window[: len(codecs.BOM_UTF8)] == codecs.BOM_UTF8:
@@ -78,3 +77,10 @@ def mapped_windows(handle: BinaryIO, start: int, limit: int, size: int) -> Itera
         end = length if last else window.rfind(b"\n", begin, length) + 1 or length
         yield window, begin, end
         at = base + end
+
+
+def read_windows(handle: BinaryIO, start: int, limit: int, size: int) -> Iterator[Window]:
+    """handle's file[start:start + limit] read as `mapped_windows` maps it: each read with the span of
+    it to scan (see `sources.reads_to_line_ends`)."""
+    handle.seek(start)
+    yield from ((chunk, 0, end) for chunk, end in reads_to_line_ends(handle, limit, size))

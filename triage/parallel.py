@@ -26,7 +26,7 @@ from typing import BinaryIO, cast
 
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
-from triage.mapped import can_map, mapped_windows
+from triage.mapped import can_map, mapped_windows, read_windows
 from triage.sources import CHUNK_SIZE, display_name, read_in_one_pass, reads_to_line_ends
 
 MIN_PART_BYTES = 64 << 20
@@ -144,12 +144,13 @@ def _scan_range(
 def _windows(handle: BinaryIO, start: int, limit: int) -> Iterator[tuple[bytes, int, int]]:
     """The part's bytes, window by window (see `triage.mapped`), or read where windows cannot be
     counted: (block, start, end) to feed."""
-    if can_map():
-        # A window is not bytes, but has every method of bytes that the scan calls on a block.
-        yield from cast(Iterator[tuple[bytes, int, int]], mapped_windows(handle, start, limit, CHUNK_SIZE))
-        return
-    handle.seek(start)
-    yield from ((chunk, 0, end) for chunk, end in reads_to_line_ends(handle, limit, CHUNK_SIZE))
+    windows = (
+        mapped_windows(handle, start, limit, CHUNK_SIZE)
+        if can_map()
+        else read_windows(handle, start, limit, CHUNK_SIZE)
+    )
+    # A mapped window is not bytes, but has every method of bytes that the scan calls on a block.
+    return cast(Iterator[tuple[bytes, int, int]], windows)
 
 
 class SharedCount:
