@@ -106,9 +106,11 @@ def test_a_file_cut_short_while_a_worker_maps_it_costs_that_worker_only(tmp_path
     path.write_text("\n".join([OOM, *lines, OOM]) + "\n")
     size = path.stat().st_size
 
-    def cut_short(handle: BinaryIO, start: int, limit: int, size: int) -> Iterator[tuple[MappedWindow, int, int]]:
-        for window, begin, end in mapped_windows(handle, start, limit, size):
-            if start > 0:  # the last part's worker: the file is cut while its window is mapped
+    def cut_short(
+        handle: BinaryIO, start: int, limit: int, window_size: int
+    ) -> Iterator[tuple[MappedWindow, int, int]]:
+        for window, begin, end in mapped_windows(handle, start, limit, window_size):
+            if start > 0 and start + limit == size:  # the last part (not the lines its worker reads before it)
                 faulthandler.disable()  # pytest's, inherited: a dump of the stack is not what this test reads
                 window.madvise(mmap.MADV_DONTNEED)
                 with open(path, "r+b") as cutting:

@@ -1,6 +1,6 @@
-"""A file split across workers is counted as one scan counts it, on real, mixed content: logs glued
-from corpus logs (CRLF, bare CRs, NUL bytes, a BOM, long lines), split in three so that every line
-is near a split point, where a worker knows only its part (see `triage.parallel`)."""
+"""A file split across workers is counted and weighed as one scan does it, on real, mixed content:
+logs glued from corpus logs (CRLF, bare CRs, NUL bytes, a BOM, long lines), split in three so that
+every line is near a split point (see `triage.parallel`)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ def _glued_log(rng: random.Random, size: int) -> bytes:
 
 
 @pytest.mark.parametrize("seed", [2, 3, 5])
-def test_a_split_scan_counts_what_one_scan_counts(tmp_path: Path, engine_kb, prefilter, monkeypatch, seed: int) -> None:
+def test_a_split_scan_counts_and_weighs_what_one_scan_does(
+    tmp_path: Path, engine_kb, prefilter, monkeypatch, seed: int
+) -> None:
     from triage import parallel
     from triage.engine import Scanner
     from triage.scanning import scan_sources
@@ -42,9 +44,10 @@ def test_a_split_scan_counts_what_one_scan_counts(tmp_path: Path, engine_kb, pre
         scanner = Scanner(engine_kb, prefilter=prefilter)
         assert scan_sources(scanner, [str(path)], jobs=jobs) == []
         result = scanner.result()
-        counted.append(
-            (sorted((d.id, d.evidence_count) for d in result.diagnoses), result.stats.lines, result.stats.bytes)
+        weighed = sorted(
+            (d.id, d.evidence_count, d.confidence, [(c.id, c.probability) for c in d.causes]) for d in result.diagnoses
         )
+        counted.append((weighed, result.stats.lines, result.stats.bytes))
     one, split = counted
     assert one[0] and one == split
 
@@ -68,3 +71,50 @@ def test_the_last_line_of_a_split_log_that_stalls_has_its_number_in_the_whole_fi
     assert scan_sources(scanner, [str(path)], jobs=3) == []
     stalled = scanner.result().diagnoses[0]
     assert stalled.guess and stalled.evidence[0].line == len(lines)
+
+
+def test_an_unclaimed_error_line_repeated_across_parts_is_counted_once_a_line(
+    tmp_path: Path, engine_kb, prefilter, monkeypatch
+) -> None:
+    # The safety net's count of a repeated error line: each part's count, not one per part after the
+    # first (a split scan said 340 of 1,000).
+    from triage import parallel
+    from triage.engine import Scanner
+    from triage.scanning import scan_sources
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
+    lines = []
+    for n in range(20000):
+        lines.append(f"[rank0]: step {n} | loss 2.{n % 97:02d} | lr 1e-4")
+        if n % 20 == 0:
+            lines.append("FrobnicatorError: the widget flux capacitor stalled unexpectedly")
+    path = tmp_path / "repeated.log"
+    path.write_text("\n".join(lines) + "\n")
+    assert len(parallel.split_points(str(path), 3)) == 3
+    scanner = Scanner(engine_kb, prefilter=prefilter)
+    assert scan_sources(scanner, [str(path)], jobs=3) == []
+    guess = scanner.result().diagnoses[0]
+    assert guess.guess and guess.evidence_count == 1000
+
+
+def test_a_worker_reads_back_to_the_line_a_cause_window_reaches(monkeypatch) -> None:
+    # CAUSE_WINDOW lines before its part, or as far as WARM_BYTES reach, always from a line start.
+    import io
+
+    from triage import parallel
+    from triage.engine.evidence import CAUSE_WINDOW
+
+    rng = random.Random(1)
+    for _ in range(100):
+        lines = [b"x" * rng.choice([0, 1, 5, 80, 3000]) + b"\n" for _ in range(rng.randrange(1, 5000))]
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line))
+        k = rng.randrange(len(lines))
+        monkeypatch.setattr(parallel, "SEEK_READ_SIZE", rng.choice([7, 1000, 1 << 20]))
+        monkeypatch.setattr(parallel, "WARM_BYTES", rng.choice([50, 100_000, 8 << 20]))
+        low = max(0, starts[k] - parallel.WARM_BYTES)
+        expected = starts[max(0, k - CAUSE_WINDOW)]
+        if expected < low:
+            expected = next((start for start in starts[: k + 1] if start >= low), starts[k])
+        assert parallel._warm_start(io.BytesIO(b"".join(lines)), starts[k]) == expected

@@ -1,13 +1,13 @@
 """Scan big files on several cores: split each at line boundaries (several files of a multi-rank
 job are parts already), scan the parts in forked workers, absorb their findings in file order.
 
-The result is a single-core scan's, but near a split point, where a worker knows only its own part:
-a cause's line within `CAUSE_WINDOW` lines (2,000) of the point counts only if an own line of its
-entry is on its side, and the lines listed as evidence may be others of the same shapes (a worker
-lists the first line of each shape it meets). A fuzz of 120 KB logs glued from corpus logs and
-split in three, where every line is near a split point, moved cause probabilities (and so the order
-of equally confident diagnoses) and listed lines, never what was counted; a 128 MB log split in two
-has one such stretch in a million lines. Rank files are sources of their own: the same result."""
+Each worker but the first reads the CAUSE_WINDOW lines (2,000) before its part first, and forgets
+what it counted there (`Scanner.forget_found`): a cause's line on one side of a split point then
+counts for an own line on the other, as in one scan. The result is a single-core scan's: the same
+diagnoses, counts, confidences and causes, on 132 logs glued from corpus logs and split in three
+(where every line is near a split point); only which lines of a shape are listed as evidence may
+differ (a worker lists the first line of each shape it meets), and with them a diagnosis's rank
+where its listed lines are dated. Rank files are sources of their own."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from itertools import islice
 from pathlib import Path
 from typing import BinaryIO, cast
 
+from triage.engine.evidence import CAUSE_WINDOW
 from triage.engine.scan_part import ScanPart
 from triage.engine.scanner import Scanner
 from triage.mapped import can_map, mapped_windows, read_windows
@@ -33,6 +34,8 @@ MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
 SEEK_READ_SIZE = 1 << 20
 """The split point search reads this much at a time: a 2 GB line must not be read into memory whole."""
+WARM_BYTES = 8 << 20
+"""A worker reads at most this much before its part (see `_warm_start`)."""
 SPLIT_SEARCH_BYTES = 8 << 20
 """... and gives up a split point with no line start this close after it."""
 REPORT_SECONDS = 0.25
@@ -130,6 +133,11 @@ def _scan_range(
     done = 0
     try:
         with open(path, "rb") as handle:
+            warm = _warm_start(handle, start)
+            for block, begin, end in _windows(handle, warm, start - warm):
+                scanner.feed(block, source, start=begin, end=end)
+            if warm < start:
+                scanner.forget_found(source)
             for block, begin, end in _windows(handle, start, stop - start):
                 scanner.feed(block, source, start=begin, end=end)
                 done += end - begin
@@ -139,6 +147,24 @@ def _scan_range(
         error = f"{path}: {exc.strerror or exc}"
     scanner.finish(source)
     return scanner.part(), error
+
+
+def _warm_start(handle: BinaryIO, start: int) -> int:
+    """Where a worker starts reading, before its part (which starts at a line start): CAUSE_WINDOW
+    lines back, as far as a cause's line may be from an own line of its part and still count, or as
+    far as WARM_BYTES reach (at a line start; `start` where none is there)."""
+    low = max(0, start - WARM_BYTES)
+    found, at = 0, start
+    while at > low:
+        handle.seek(max(low, at - SEEK_READ_SIZE))
+        block = handle.read(at - max(low, at - SEEK_READ_SIZE))
+        at -= len(block)
+        end = len(block) - 1 if at + len(block) == start else len(block)  # past the part's own newline
+        while (newline := block.rfind(b"\n", 0, end)) >= 0:
+            found, end = found + 1, newline
+            if found == CAUSE_WINDOW:
+                return at + newline + 1
+    return 0 if low == 0 else _next_line_start(handle, low - 1, start)  # low itself, if a line starts there
 
 
 def _windows(handle: BinaryIO, start: int, limit: int) -> Iterator[tuple[bytes, int, int]]:

@@ -19,7 +19,7 @@ def scan_sources(
     A source that fails part-way keeps what it contributed: the scanner has already seen it. With
     jobs > 1, plain files big enough together (one big file split, or the files of a multi-rank
     job) are scanned in that many worker processes, and absorbed in the order given (the same result,
-    but for cause lines near a split point: see `triage.parallel`).
+    but for which lines of a shape are listed: see `triage.parallel`).
     """
     from triage.parallel import parallel_plan, scan_parallel
 

@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="N",
         help="worker processes for big plain files, or many files that are big together (default: the cores; "
-        "the same counts as with 1: only cause lines within 2,000 lines of a split point may weigh otherwise)",
+        "the same diagnoses as with 1, though other lines of a shape may be listed)",
     )
     parser.add_argument(
         "--probe",

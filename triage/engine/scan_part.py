@@ -23,3 +23,6 @@ class ScanPart:
     """How many matched lines it numbered, so that a later part's order comes after them."""
     templates: int = 0
     """How many distinct line templates its fuzzy matcher judged."""
+    before: tuple[int, int] = (0, 0)
+    """The lines and the orders it numbered before the part itself (a worker reads the lines before
+    its part first, see `Scanner.forget_found`): what it found is numbered after them."""

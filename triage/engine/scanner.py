@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, NearLeads
 from triage.engine.compiled import CompiledKB
 from triage.engine.correlate import correlate
-from triage.engine.error_lines import WARNED, error_kind, message_of, warned
+from triage.engine.error_lines import WARNED, error_kind, warned
 from triage.engine.counts import Counts
 from triage.engine.evidence import EntryEvidence, Sighting
 from triage.engine.held_lines import END
-from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, mask_digits
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
-from triage.engine.job_ranks import rank_of_line, rank_of_source, rank_span
+from triage.engine.job_ranks import rank_of_source, rank_span
 from triage.engine.lines import Scope, jump_marks, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
@@ -29,7 +29,7 @@ from triage.engine.shapes import MATCH_WINDOW, Shape, Support
 from triage.engine.slices import SCAN_SLICE, line_slices
 from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
 from triage.engine.wrapped import wrapped_hits
-from triage.results import EvidenceLine, ScanResult
+from triage.results import ScanResult
 from triage.sources import binary_line
 
 MAX_LINE = 1 << 20
@@ -63,6 +63,7 @@ class Scanner:
         self.bytes = 0
         self.candidate_lines = 0
         self._templates_absorbed = 0
+        self._before = (0, 0)
         self._sources: dict[str, _Source] = {}
         self._order = 0
         self._matcher = LineMatcher(kb)
@@ -130,8 +131,17 @@ class Scanner:
     def part(self) -> ScanPart:
         """Everything this scanner found, to be absorbed by another (see `absorb`)."""
         self._note_tails()
-        counts = (self.lines, self.bytes, self.candidate_lines, self._order, self._matcher.templates)
+        counts = (self.lines, self.bytes, self.candidate_lines, self._order, self._matcher.templates, self._before)
         return ScanPart(self.evidence, self.unclaimed, self.context, *counts)
+
+    def forget_found(self, source: str) -> None:
+        """Forget what was counted, not where entries' own and cause lines were: a worker reads the lines
+        before its part so, that a cause's line near its start counts as in one scan (`triage.parallel`)."""
+        self._before = (self._source(source).lines, self._order)
+        self.evidence.clear()  # in place: the counts hold it
+        self.unclaimed.clear()
+        self._shapes.clear()
+        self.lines = self.bytes = self.candidate_lines = 0
 
     def absorb(self, part: ScanPart, source: str) -> None:
         """Take in the scan of the next stretch of `source`, as if this scanner had read it itself.
@@ -140,16 +150,16 @@ class Scanner:
         scanner has already seen of the source.
         """
         state = self._source(source)
+        lines, orders = state.lines - part.before[0], self._order - part.before[1]
         for entry, evidence in part.evidence.items():
-            self.evidence.setdefault(entry, EntryEvidence()).merge(evidence, state.lines, self._order)
-        self.unclaimed.merge(part.unclaimed, state.lines, self._order)
+            self.evidence.setdefault(entry, EntryEvidence()).merge(evidence, lines, orders)
+        self.unclaimed.merge(part.unclaimed, lines, orders)
         self.context.merge(part.context)
         state.lines += part.lines
-        self.lines += part.lines
-        self.bytes += part.bytes
+        self.lines, self.bytes = self.lines + part.lines, self.bytes + part.bytes
         self.candidate_lines += part.candidate_lines
         self._templates_absorbed += part.templates
-        self._order += part.orders
+        self._order += part.orders - part.before[1]
 
     # -- output --------------------------------------------------------------------------------
 
@@ -342,16 +352,8 @@ class Scanner:
         kind = error_kind(text) or (WARNED if warned(text) else None)
         if kind is None:
             return None
-        message = message_of(text)
         self._order += 1
-        order = self._order
-
-        def sighting() -> ErrorLine:
-            rank = rank_of_line(text)
-            line = EvidenceLine(state.name, line_number, text.strip()[:500], state.rank if rank is None else rank)
-            return ErrorLine(order, kind, line, message)
-
-        return self.unclaimed.note(mask_digits(message)[:200], kind, sighting)
+        return self.unclaimed.note_line(text, kind, self._order, (state.name, line_number, state.rank))
 
     def _record(
         self, state: _Source, line_number: int, text: str, hits: list[Hit], extra: tuple[Support, ...] = ()

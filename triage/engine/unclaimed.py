@@ -6,8 +6,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from triage.engine.error_lines import SALIENCE
-from triage.engine.normalize import decode_line
+from triage.engine.error_lines import SALIENCE, message_of
+from triage.engine.job_ranks import rank_of_line
+from triage.engine.normalize import decode_line, mask_digits
 from triage.results import EvidenceLine, replace
 
 PER_KIND = 16
@@ -82,6 +83,25 @@ class UnclaimedErrors:
         found = self.by_key[key] = make()
         return found
 
+    def note_line(self, text: str, kind: str, order: int, where: tuple[str, int, int | None]) -> ErrorLine | None:
+        """Count an error line of this kind by its message's template (see `note`); `where` is its
+        source, line number and the source's rank (its own rank, if it names one, comes first)."""
+        message = message_of(text)
+
+        def sighting() -> ErrorLine:
+            rank = rank_of_line(text)
+            line = EvidenceLine(where[0], where[1], text.strip()[:500], where[2] if rank is None else rank)
+            return ErrorLine(order, kind, line, message)
+
+        return self.note(mask_digits(message)[:200], kind, sighting)
+
+    def clear(self) -> None:
+        """Forget every line noted (see `Scanner.forget_found`)."""
+        self.by_key.clear()
+        self.kinds.clear()
+        self.frames.clear()
+        self.tails.clear()
+
     def merge(self, later: UnclaimedErrors, line_offset: int, order_offset: int) -> None:
         """Fold in a later stretch of the same source (see `Scanner.absorb`)."""
         room = MAX_FRAMES - len(self.frames)
@@ -90,6 +110,10 @@ class UnclaimedErrors:
             (source, [(number + line_offset, text) for number, text in tail]) for source, tail in later.tails.items()
         )
         for key, found in later.by_key.items():
+            seen = self.by_key.get(key)
+            if seen is not None:
+                seen.count += found.count  # each of its lines, not one (`note` counts one line)
+                continue
 
             def shifted(found: ErrorLine = found) -> ErrorLine:
                 line = replace(found.line, line=found.line.line + line_offset)
