@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from triage.results import ScanResult
 
 CORPUS = ROOT / "logs_samples" / "real" / "logs"
 
@@ -57,19 +58,9 @@ def test_the_last_line_of_a_split_log_that_stalls_has_its_number_in_the_whole_fi
 ) -> None:
     # A worker numbers its part's lines from 1; its tail (where a log that stalls stopped) is shifted
     # with the rest of what it found (it used to say line 6,578 of 20,001).
-    from triage import parallel
-    from triage.engine import Scanner
-    from triage.scanning import scan_sources
-
-    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
     lines = [f"[rank0]: step {n} | loss 2.{n % 97:02d} | lr 1e-4" for n in range(20000)]
     lines.append("INFO: Capturing CUDA graphs for decoding, this may take a while ...")
-    path = tmp_path / "stalled.log"
-    path.write_text("\n".join(lines) + "\n")
-    assert len(parallel.split_points(str(path), 3)) == 3
-    scanner = Scanner(engine_kb, prefilter=prefilter)
-    assert scan_sources(scanner, [str(path)], jobs=3) == []
-    stalled = scanner.result().diagnoses[0]
+    stalled = _split_in_three(tmp_path / "stalled.log", lines, engine_kb, prefilter, monkeypatch).diagnoses[0]
     assert stalled.guess and stalled.evidence[0].line == len(lines)
 
 
@@ -78,22 +69,12 @@ def test_an_unclaimed_error_line_repeated_across_parts_is_counted_once_a_line(
 ) -> None:
     # The safety net's count of a repeated error line: each part's count, not one per part after the
     # first (a split scan said 340 of 1,000).
-    from triage import parallel
-    from triage.engine import Scanner
-    from triage.scanning import scan_sources
-
-    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
     lines = []
     for n in range(20000):
         lines.append(f"[rank0]: step {n} | loss 2.{n % 97:02d} | lr 1e-4")
         if n % 20 == 0:
             lines.append("FrobnicatorError: the widget flux capacitor stalled unexpectedly")
-    path = tmp_path / "repeated.log"
-    path.write_text("\n".join(lines) + "\n")
-    assert len(parallel.split_points(str(path), 3)) == 3
-    scanner = Scanner(engine_kb, prefilter=prefilter)
-    assert scan_sources(scanner, [str(path)], jobs=3) == []
-    guess = scanner.result().diagnoses[0]
+    guess = _split_in_three(tmp_path / "repeated.log", lines, engine_kb, prefilter, monkeypatch).diagnoses[0]
     assert guess.guess and guess.evidence_count == 1000
 
 
@@ -118,3 +99,17 @@ def test_a_worker_reads_back_to_the_line_a_cause_window_reaches(monkeypatch) -> 
         if expected < low:
             expected = next((start for start in starts[: k + 1] if start >= low), starts[k])
         assert parallel._warm_start(io.BytesIO(b"".join(lines)), starts[k]) == expected
+
+
+def _split_in_three(path: Path, lines: list[str], engine_kb, prefilter, monkeypatch) -> ScanResult:
+    """The result of scanning these lines, written to `path`, split in three."""
+    from triage import parallel
+    from triage.engine import Scanner
+    from triage.scanning import scan_sources
+
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 16 << 10)
+    path.write_text("\n".join(lines) + "\n")
+    assert len(parallel.split_points(str(path), 3)) == 3
+    scanner = Scanner(engine_kb, prefilter=prefilter)
+    assert scan_sources(scanner, [str(path)], jobs=3) == []
+    return scanner.result()
