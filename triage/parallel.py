@@ -6,8 +6,9 @@ what it counted there (`Scanner.forget_found`): a cause's line on one side of a 
 counts for an own line on the other, as in one scan. The result is a single-core scan's: the same
 diagnoses, counts, confidences and causes, on 132 logs glued from corpus logs and split in three
 (where every line is near a split point); only which lines of a shape are listed as evidence may
-differ (a worker lists the first line of each shape it meets), and with them a diagnosis's rank
-where its listed lines are dated. Rank files are sources of their own."""
+differ (a worker lists the first line of each shape and of each cause it meets), and with them a
+diagnosis's rank where its listed lines are dated; the same holds for rank files scanned in workers,
+which need no lines before them (each is a source of its own)."""
 
 from __future__ import annotations
 
