@@ -143,6 +143,20 @@ def test_native_and_pure_python_scans_agree(engine_kb, prefilter, monkeypatch, s
     assert {"aicore-exception-507015", "aicpu-exception-507018", "hccl-ei0006-socket-timeout"} <= found
 
 
+@pytest.mark.parametrize(("seed", "chunk"), [(9, 1 << 30), (11, 40_000)])
+def test_native_and_pure_python_scans_agree_on_glued_corpus_logs(engine_kb, prefilter, monkeypatch, seed, chunk):
+    # Real lines of every kind, with a log where a match ends on a line's newline (the prefilter once
+    # named such a line twice, and the two paths counted it differently).
+    from tests.test_split_scans import CORPUS, _glued_log
+
+    data = (CORPUS / "vllm-ascend-14628-free-memory-less-than-utilization.log").read_bytes() * 2
+    data += _glued_log(random.Random(seed), 100_000)
+    same(
+        scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True),
+        scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False),
+    )
+
+
 @pytest.mark.parametrize("chunk", [1 << 20, 997])
 def test_cause_lines_that_wait_in_short_runs_count_for_a_later_lead(engine_kb, prefilter, monkeypatch, chunk):
     # Runs of three cause lines apart, each ended by a line the scan sees one by one (a new shape):
