@@ -35,10 +35,10 @@ MIN_PART_BYTES = 64 << 20
 """Smaller files are not worth the workers' start and the merge."""
 SEEK_READ_SIZE = 1 << 20
 """The split point search reads this much at a time: a 2 GB line must not be read into memory whole."""
-WARM_BYTES = 8 << 20
-"""A worker reads at most this much before its part (see `_warm_start`)."""
 SPLIT_SEARCH_BYTES = 8 << 20
 """... and gives up a split point with no line start this close after it."""
+WARM_BYTES = 8 << 20
+"""A worker reads at most this much before its part (see `_warm_start`)."""
 REPORT_SECONDS = 0.25
 """While workers scan, how often the bytes they have read are reported (see `scan_parallel`)."""
 PIPE_READ_SIZE = 1 << 20

@@ -8,14 +8,13 @@ table skips the lines whose shape is known to need nothing and the prefilter sca
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from typing import Protocol
 
 from triage.engine.cause_lines import CauseLines, Line, NearLeads, leads, merge
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
-from triage.engine.held_lines import NO_HELD_LINES, HeldLines
+from triage.engine.held_lines import END, NO_HELD_LINES, HeldLines
 from triage.engine.prefilter import Prefilter
 from triage.engine.shapes import Shape
 from triage.engine.unclaimed import UnclaimedErrors
@@ -96,5 +95,5 @@ def jump_marks(
     while mark[0] <= line_start:
         if mark[0] > counted[0]:
             counted = mark
-        mark = next(marks, (sys.maxsize, 0))
+        mark = next(marks, (END, 0))
     return mark, counted
