@@ -13,6 +13,7 @@ from triage.engine.advice import declared_stacks, order_fixes
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import GROUPS, JobContext
 from triage.engine.culprit import culprit_advice
+from triage.engine.named import NamedFailure, named_failure
 from triage.engine.nearest import Guess
 from triage.engine.normalize import template
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
@@ -37,6 +38,9 @@ own: leave-thread-out on the train split, 43 of the 86 guesses of the right fami
 causes. Together they are worth this much; the rest is "not known", listed last, since the lent causes
 still say more than nothing."""
 REPORTED_PRECISION = 0.55
+NAMED_PROBABILITY = 0.5
+"""What the name of an error that names what is missing is worth as its cause, ahead of causes lent
+from failures that printed the same template about another name."""
 NAMED_REPORTED_PRECISION = 0.9
 """How often a lent root cause is the failure's own: leave-thread-out on the train split, where the
 guessed family is right, 20 of 36 when the two logs' error lines share only common words (an
@@ -55,10 +59,21 @@ def guess_advice(
     """A guess's causes and fixes: a close entry's (marked as borrowed), else what a close reported
     failure's thread found, else the package whose code raised the error, else the guessed family's
     rule. Where nothing lent a fix, updating that package comes first, then the family rule's fixes.
-    The last item says where the advice came from when the causes' titles do not (a sentence, or "")."""
+    An error that names what is missing (see `triage.engine.named`) leads with what its name means,
+    unless the failure lent from names the same. The last item says where the advice came from when
+    the causes' titles do not (a sentence, or "")."""
     borrowed = _borrowed_entry(kb, guess)
-    causes, fixes = _advice(kb, borrowed, context) if borrowed is not None else _reported_advice(kb, guess, lead)
+    if borrowed is not None:
+        causes, fixes = _advice(kb, borrowed, context)
+        lent_from = f"entry:{kb.entries[borrowed].id}"
+    else:
+        causes, fixes, lent_from = _reported_advice(kb, guess, lead)
+    named = named_failure(lead.message)
+    if named is not None and lent_from and kb.neighbour_index.names(lent_from, named.name):
+        named = None  # the failure lent from is about the same name: what it found stands
     suspect, update = culprit_advice([line for _, line in unclaimed.frames], lead.line, context)
+    if named is not None:
+        return _named_first(named, causes), _named_fixes(named, update), ""
     if fixes:
         lent = f"Its causes and fixes are those of {kb.entries[borrowed].id}." if borrowed is not None else ""
         return causes, fixes + update, lent
@@ -67,16 +82,32 @@ def guess_advice(
         return causes, update, ""
     rule = family[0]
     if [cause.id for cause in causes] == ["unknown"]:
-        if suspect is not None:
-            causes = [suspect, replace(causes[0], probability=round(1.0 - suspect.probability, 3))]
-        else:
+        if suspect is None:
             # Leave-thread-out on the train split: top causes 23 -> 25 and fixes 14 -> 15 of the 70
             # confirmed-fix cases; a family's generic causes say more than "not known".
             return (*_advice(kb, rule, context), _lent_by_rule(kb, family, "causes and fixes"))
+        causes = [suspect, replace(causes[0], probability=round(1.0 - suspect.probability, 3))]
     # A reported failure whose thread confirmed no fix, or only the package known: the family's own
     # fixes after the update (train split, leave-thread-out: fixes 14 -> 17 of 70; 15 with them first).
     lent = _lent_by_rule(kb, family, "fixes after the update" if update else "fixes")
     return causes, update + _advice(kb, rule, context)[1], lent
+
+
+def _named_fixes(named: NamedFailure, update: list[FixResult]) -> list[FixResult]:
+    """The fixes for an error that names what is missing: updating the package that raised it, then
+    what its template says. Fixes lent from failures about another name are not offered: a family's
+    fixes for `main_grad` missing say nothing of `to_local` missing."""
+    fix = named.fix()
+    return update + ([fix] if fix is not None else [])
+
+
+def _named_first(named: NamedFailure, causes: list[CauseResult]) -> list[CauseResult]:
+    """The causes with what the error's name means first, the others' shares scaled down to the rest
+    (lent from a failure about another name, or "not known")."""
+    rest = 1.0 - NAMED_PROBABILITY
+    return [named.cause(NAMED_PROBABILITY)] + [
+        replace(cause, probability=round(cause.probability * rest, 3)) for cause in causes
+    ]
 
 
 def _lent_by_rule(kb: CompiledKB, family: tuple[int, float], what: str) -> str:
@@ -143,13 +174,16 @@ def _made_for(kb: CompiledKB, index: int, context: JobContext) -> float:
     return max(shares, default=0.0)
 
 
-def _reported_advice(kb: CompiledKB, guess: Guess | None, lead: ErrorLine) -> tuple[list[CauseResult], list[FixResult]]:
-    """What the closest reported failure's thread found, when one of the guessed family is close."""
+def _reported_advice(
+    kb: CompiledKB, guess: Guess | None, lead: ErrorLine
+) -> tuple[list[CauseResult], list[FixResult], str]:
+    """What the closest reported failure's thread found, when one of the guessed family is close, and
+    its label ("" for none)."""
     unknown = unknown_cause()
     close = [(label, score) for label, score in guess.cases if score >= REPORTED_AT] if guess else []
     reported = next((case for label, _ in close if (case := kb.neighbour_index.reported(label))), None)
     if reported is None:
-        return [unknown], []
+        return [unknown], [], ""
     label, thread, root_cause, fix = reported
     score = dict(close)[label]
     named = sorted(kb.neighbour_index.rare_words_shared(label, lead.message))
@@ -171,7 +205,7 @@ def _reported_advice(kb: CompiledKB, guess: Guess | None, lead: ErrorLine) -> tu
         if fix
         else []
     )
-    return causes, fixes
+    return causes, fixes, label
 
 
 def _one_framework(stacks: dict[str, list[str]]) -> bool:

@@ -157,6 +157,12 @@ class NeighbourIndex:
         own = _documents(row for row in self._documents if row[2].removesuffix(FRAMES_SUFFIX) == label)
         return {word for _, known in own.values() for word in words & known}
 
+    def names(self, label: str, name: str) -> bool:
+        """Whether the lines of a known failure (`case:<id>`, `entry:<id>`) hold every word of `name`."""
+        wanted = tokens(template(name))
+        own = _documents(row for row in self._documents if row[2].removesuffix(FRAMES_SUFFIX) == label)
+        return bool(wanted) and any(wanted <= known for _, known in own.values())
+
     def without(self, labels: frozenset[str]) -> NeighbourIndex:
         """The index less the documents of these labels (`case:<id>`, `entry:<id>`): the evaluation
         drops a case's own lines for each case, so the word model is taken from this one's, less

@@ -1,0 +1,142 @@
+"""Errors that name what is missing, and the cause that name makes likely.
+
+Python's commonest errors are a template around a name: `'X' object has no attribute 'y'`, `f() got
+an unexpected keyword argument 'y'`, `KeyError: 'y'`, `cannot import name 'y' from 'x'`. The template
+is shared by thousands of unrelated failures; the name is what this one is about. A known failure
+that printed the same template about another name says little of this one, so its causes are not
+lent first; the name, and what each template means, are (see `guess_advice`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from triage.results import CauseResult, FixResult
+
+CAUSE_ID = "named-mismatch"
+
+
+@dataclass(frozen=True)
+class NamedFailure:
+    kind: str
+    """Which template: attribute, module-attribute, none-attribute, keyword, missing, key, name, import, module."""
+    name: str
+    owner: str = ""
+    """What lacks it: the object's type, the function, the module (empty where the template names none)."""
+
+    @property
+    def title(self) -> str:
+        return _TITLES[self.kind].format(name=self.name, owner=self.owner)
+
+    def cause(self, probability: float) -> CauseResult:
+        return CauseResult(
+            id=CAUSE_ID,
+            title=self.title,
+            probability=probability,
+            how_to_tell=(
+                f"The error names `{self.name}`: the traceback's last frames show the code that expects it and "
+                "the package it expects it from; that package's release notes (or its source at your version) "
+                "show whether it has it."
+            ),
+        )
+
+    def fix(self) -> FixResult | None:
+        """What to do about it, where the template says (a None read has too many makers to say)."""
+        made = _FIXES.get(self.kind)
+        if made is None:
+            return None
+        title, description = made
+        return FixResult(
+            title=title.format(name=self.name, owner=self.owner),
+            addresses=[CAUSE_ID],
+            description=description.format(name=self.name, owner=self.owner),
+        )
+
+
+_SKEW = "its caller was written for another release of it (an API one side changed), or one has a bug"
+_TITLES = {
+    "attribute": f"`{{owner}}` has no attribute `{{name}}`, which the code reading it expects: {_SKEW}",
+    "module-attribute": f"Module `{{owner}}` has no `{{name}}`: {_SKEW}",
+    "none-attribute": (
+        "`{name}` was read from None: a value the code expects (a config field, a module, a result) was never "
+        "set, most often by a step or an option this setup skips"
+    ),
+    "keyword": f"`{{owner}}()` takes no argument `{{name}}`: {_SKEW}",
+    "missing": f"`{{owner}}()` is called without {{name}}: {_SKEW}",
+    "key": (
+        "The key `{name}` is missing where the code looks it up: a checkpoint, config or mapping of another "
+        "model or release than the code expects"
+    ),
+    "name": (
+        "`{name}` is used where it is not defined: a patched or copied function lags the code around it "
+        "(another release), or a bug"
+    ),
+    "import": f"`{{owner}}` has no `{{name}}` to import: {_SKEW}",
+    "module": (
+        "Python cannot import `{name}`: it is not installed in this environment, or was built for another "
+        "Python, torch or CANN"
+    ),
+}
+_IN_STEP = (
+    "Install the releases that were made together: the version of the package that defines `{owner}` "
+    "that the calling code's requirements pin (`pip list` shows what is installed), or the caller's release "
+    "made for the installed one."
+)
+_FIXES = {
+    "attribute": ("Put `{owner}` and the code that reads `{name}` in step", _IN_STEP),
+    "module-attribute": ("Put `{owner}` and the code that uses `{name}` in step", _IN_STEP),
+    "keyword": ("Put `{owner}()` and its caller in step", _IN_STEP),
+    "missing": ("Put `{owner}()` and its caller in step", _IN_STEP),
+    "import": ("Install the release of `{owner}` that has `{name}`", _IN_STEP),
+    "name": (
+        "Update the package whose code uses `{name}`",
+        "A function that uses a name it never defines is a bug, or a patch made for another release of the code it "
+        "replaces: install the release of that package made for your torch / framework, or the newer one.",
+    ),
+    "key": (
+        "Load a checkpoint and config made for this model and release",
+        "The key `{name}` is looked up and absent: load the checkpoint with the model class and framework release "
+        "that wrote it (a quantised, converted or adapter checkpoint needs its own loader), or map the renamed key.",
+    ),
+    "module": (
+        "Install the package that provides `{name}` into the Python that runs the job",
+        "`python -c 'import sys; print(sys.executable)'` in the job's environment names that Python; install the "
+        "package there with the build made for its Python, torch and CANN.",
+    ),
+}
+_QUOTED = r"['\"]([^'\"]{1,120})['\"]"
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("module-attribute", re.compile(rf"\bmodule {_QUOTED} has no attribute {_QUOTED}")),
+    ("attribute", re.compile(rf"(?:type object )?{_QUOTED} object has no attribute {_QUOTED}")),
+    ("keyword", re.compile(rf"([\w.<>]+)\(\) got an unexpected keyword argument {_QUOTED}")),
+    (
+        "missing",
+        re.compile(
+            r"([\w.<>]+)\(\) missing \d+ required (?:positional |keyword-only )?arguments?: ('[^']+'(?:,? (?:and )?'[^']+')*)"
+        ),
+    ),
+    ("import", re.compile(rf"cannot import name {_QUOTED} from {_QUOTED}")),
+    ("module", re.compile(rf"No module named {_QUOTED}")),
+    ("name", re.compile(rf"\bname {_QUOTED} is not defined")),
+    ("key", re.compile(rf"\bKeyError: {_QUOTED}")),
+)
+"""Each template, with the owner's group first where it names one (the import's name comes first)."""
+
+
+def named_failure(message: str) -> NamedFailure | None:
+    """The template and name of an error message that names what is missing; None for any other."""
+    for kind, pattern in _PATTERNS:
+        found = pattern.search(message)
+        if found is None:
+            continue
+        groups = found.groups()
+        if kind == "import":
+            return NamedFailure(kind, groups[0], groups[1])
+        if len(groups) == 1:
+            return NamedFailure(kind, groups[0])
+        owner, name = groups
+        if kind == "attribute" and owner == "NoneType":
+            return NamedFailure("none-attribute", name)
+        return NamedFailure(kind, name, owner)
+    return None
