@@ -148,7 +148,7 @@ ID_LINES = [
 
 @pytest.mark.parametrize("line", ID_LINES)
 def test_the_table_reads_hex_ids_as_the_scanner_does(native, line):
-    from triage.engine.hex_ids import masked_ids
+    from triage.engine.normalize import masked_ids
 
     table = native.Shapes(limit=64)
     assert (table.register(line, native.QUIET, 0, True) >= 0) == (masked_ids(line) is not None)
@@ -214,7 +214,7 @@ def _random_id_line(rng: random.Random) -> bytes:
 
 def test_the_tables_masked_shapes_are_the_scanners_on_random_lines(native):
     """The C reader skips a line for a masked quiet one exactly when Python's masked shapes agree."""
-    from triage.engine.hex_ids import masked_ids
+    from triage.engine.normalize import masked_ids
 
     rng = random.Random(13)
     checked = 0

@@ -305,6 +305,21 @@ def test_lines_that_differ_in_hex_ids_need_matching_once(engine_kb, prefilter, m
     assert failed > 3
     oom = {d.id: d for d in native.result().diagnoses}["npu-out-of-memory"]
     assert oom.evidence_count == failed
+    # Matched once per shape with the ids masked, in whatever block it comes: not once per request.
+    from triage.engine.normalize import shape_key
+
+    shapes = {shape_key(line) for line in data.splitlines() if b" failed: RuntimeError" in line}
+    assert native.candidate_lines == len(shapes) < failed
+
+
+def test_a_shape_whose_ids_vary_in_length_reads_each_lines_rank(scan_text):
+    lines = [
+        f"[req {'ab' * width}] [rank{rank}]: RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB"
+        for width, rank in ((10, 3), (14, 5), (12, 7))
+    ]
+    oom = {d.id: d for d in scan_text("\n".join(lines) + "\n").diagnoses}["npu-out-of-memory"]
+    assert oom.evidence_count == 3
+    assert [line.rank for line in oom.evidence] == [3, 7]  # the first and the last, of one shape
 
 
 def test_a_request_line_that_needs_nothing_is_matched_once(engine_kb, prefilter, monkeypatch):
@@ -320,7 +335,7 @@ def test_a_request_line_that_needs_nothing_is_matched_once(engine_kb, prefilter,
     monkeypatch.setattr(NativeLines, "_match_packed", counting)
     data = request_log(4000, seed=5)
     scan(engine_kb, prefilter, monkeypatch, data, 1 << 20, native=True)
-    from triage.engine.hex_ids import masked_ids
+    from triage.engine.normalize import masked_ids
 
     requests = [line for line in matched if b"Received request" in line]
     shapes = {masked_ids(line) for line in data.splitlines() if b"Received request" in line}
@@ -329,7 +344,7 @@ def test_a_request_line_that_needs_nothing_is_matched_once(engine_kb, prefilter,
 
 
 def test_a_hex_id_is_masked_but_codes_and_addresses_are_not():
-    from triage.engine.hex_ids import masked_ids
+    from triage.engine.normalize import masked_ids
 
     assert masked_ids(b"Received request cmpl-3f9a2b7c8d1e4f60a1b2c3d4e5f6a7b8-0: x=12") == (
         b"Received request cmpl-<id>-0: x=00"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from triage.engine.job_ranks import UNREAD, RankAt, Unread, rank_of_line
-from triage.engine.normalize import decode_line, mask_digits
+from triage.engine.normalize import decode_line, shape_key
 from triage.results import EvidenceLine
 
 if TYPE_CHECKING:
@@ -74,8 +74,9 @@ class Sighting:
 
     @property
     def shape(self) -> str:
-        """The line with its digits masked: lines that differ only in numbers are one shape."""
-        return mask_digits(self.evidence(None).text)
+        """The line's shape key (`normalize.shape_key`) as text: lines that differ only in numbers
+        and hex ids are one shape."""
+        return shape_key(self.evidence(None).text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
 
     def shifted(self, lines: int, orders: int) -> Sighting:
         """The same sighting in a scan that had already read `lines` lines and numbered `orders`."""

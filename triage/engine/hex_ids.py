@@ -17,32 +17,13 @@ digits a pattern can tell apart (`NativeLines` calls it not alike) teaches nothi
 
 from __future__ import annotations
 
-import re
-
 from triage.engine.held_lines import Seen
-from triage.engine.normalize import DIGITS_TO_ZERO
+from triage.engine.normalize import masked_ids
 from triage.engine.shapes import MATCH_WINDOW
 
-HEX_ID = re.compile(
-    rb"(?<![0-9A-Za-z])"
-    rb"(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{20,}|[0-9A-F]{20,})"
-    rb"(?![0-9A-Za-z])"
-)
 Follower = tuple[Seen, int | None]
 LIMIT = 1 << 14
 """Masked shapes remembered before starting over: memory stays flat on a log of distinct lines."""
-
-
-HEX_DIGITS = bytes(ord("h") if chr(byte) in "0123456789abcdefABCDEF" else ord(".") for byte in range(256))
-"""For `bytes.translate`: every hex digit as 'h', anything else as '.'."""
-
-
-def masked_ids(raw: bytes) -> bytes | None:
-    """The line's shape with its hex ids masked, or None when it holds none."""
-    if b"hhhhhhhh" not in raw.translate(HEX_DIGITS):
-        return None  # every id has eight hex digits in a row: most lines are ruled out in C
-    masked, count = HEX_ID.subn(b"<id>", raw)
-    return masked.translate(DIGITS_TO_ZERO) if count else None
 
 
 class HexIds:

@@ -40,6 +40,12 @@ def rank_span(text: str) -> RankAt:
     return next(match.span(n) for n, group in enumerate(match.groups(), 1) if group is not None)
 
 
+def key_rank_span(key: bytes) -> RankAt | Unread:
+    """Where the lines of a shape (its key: see `normalize.shape_key`) write their rank. Hex ids
+    of different lengths may come before it: then each line's rank is searched for."""
+    return UNREAD if b"<id>" in key else rank_span(key[:200].decode("latin-1"))
+
+
 def rank_of_source(name: str) -> int | None:
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     match = _FILE_RANK.search(base)

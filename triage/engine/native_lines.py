@@ -27,10 +27,10 @@ from triage.engine.context import JobContext
 from triage.engine.digit_groups import DigitGroups
 from triage.engine.evidence import WAITING_LINES
 from triage.engine.held_lines import NO_HELD_LINES, NOT_HELD, HeldLines, HeldShape, Seen
-from triage.engine.hex_ids import HexIds, masked_ids
+from triage.engine.hex_ids import HexIds
 from triage.engine.job_ranks import rank_span
 from triage.engine.lines import Found, Scope
-from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, masked_ids
 from triage.engine.prefilter import CONTEXT, Candidate
 from triage.engine.shapes import MATCH_WINDOW
 from triage.engine.unclaimed import FRAME, MAX_FRAMES, UnclaimedErrors

@@ -14,6 +14,30 @@ from triage.sources import as_text
 DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 """For `bytes.translate`: lines that differ only in their numbers become one shape."""
 
+HEX_ID = re.compile(
+    rb"(?<![0-9A-Za-z])"
+    rb"(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{20,}|[0-9A-F]{20,})"
+    rb"(?![0-9A-Za-z])"
+)
+"""A long hex id (see `triage.engine.hex_ids`): a UUID, or at least 20 hex digits in one case."""
+HEX_DIGITS = bytes(ord("h") if chr(byte) in "0123456789abcdefABCDEF" else ord(".") for byte in range(256))
+"""For `bytes.translate`: every hex digit as 'h', anything else as '.'."""
+
+
+def masked_ids(raw: bytes) -> bytes | None:
+    """The line's shape with its hex ids masked, or None when it holds none."""
+    if b"hhhhhhhh" not in raw.translate(HEX_DIGITS):
+        return None  # every id has eight hex digits in a row: most lines are ruled out in C
+    masked, count = HEX_ID.subn(b"<id>", raw)
+    return masked.translate(DIGITS_TO_ZERO) if count else None
+
+
+def shape_key(raw: bytes) -> bytes:
+    """A line's shape, as the scan counts its repeats: its digits masked, and its long hex ids too
+    (nothing the KB looks for lies inside one: see `triage.engine.hex_ids`). A serving log's failed
+    requests, each with its own id, are then one shape, matched once."""
+    return masked_ids(raw) or raw.translate(DIGITS_TO_ZERO)
+
 
 def mask_digits(text: str) -> str:
     """The text with its digits 1-9 as '0', as `DIGITS_TO_ZERO` does to bytes: through UTF-8 (whose

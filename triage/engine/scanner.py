@@ -16,12 +16,12 @@ from triage.engine.error_lines import WARNED, error_kind, warned
 from triage.engine.counts import Counts
 from triage.engine.evidence import EntryEvidence, Sighting
 from triage.engine.held_lines import END
-from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
+from triage.engine.normalize import decode_line, shape_key
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
-from triage.engine.job_ranks import rank_of_source, rank_span
+from triage.engine.job_ranks import key_rank_span, rank_of_source
 from triage.engine.lines import Scope, jump_marks, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
@@ -217,7 +217,7 @@ class Scanner:
                     continue
                 ids = CAUSE_ONLY
             long = len(raw) > MATCH_WINDOW
-            key = known or (b"" if long else raw.translate(DIGITS_TO_ZERO))
+            key = known or (b"" if long else shape_key(raw))
             shape = None if long else shapes.get(key)
             if causes is None and shape is not None and shape.ids == ids and shape.quiet:
                 continue  # the hot path on noisy logs: no decoding, no line counting
@@ -290,7 +290,7 @@ class Scanner:
         if shape is not None and shape.ids == ids:
             self._repeat(shape, state, line_number, raw, extra)
             return set()
-        shape, found_first = self._match_line(state, line_number, raw, ids, extra)
+        shape, found_first = self._match_line(state, line_number, line, ids, extra)
         if not (shape.matched or extra) and following is not None:
             # A message wrapped onto the next line: the line's meaning depends on it, not a shape to remember.
             wrapped = wrapped_hits(self.prefilter, self._matcher, raw, *following)
@@ -319,21 +319,20 @@ class Scanner:
             pieces = self._cause_lines.lines(window, [(0, len(window))], self.prefilter.candidates(window))
             for piece_start, piece_end, ids, causes, _ in pieces:
                 piece = window[piece_start:piece_end]
-                newly |= self._match_shape(
-                    state, line_number, (piece, piece.translate(DIGITS_TO_ZERO)), ids, causes, None
-                )
+                newly |= self._match_shape(state, line_number, (piece, shape_key(piece)), ids, causes, None)
         return newly
 
     def _match_line(
         self,
         state: _Source,
         line_number: int,
-        raw: bytes,
+        line: tuple[bytes, bytes],
         ids: set[int] | frozenset[int] | None,
         extra: tuple[Support, ...] = (),
     ) -> tuple[Shape, set[int]]:
-        """Match a line of a shape not seen before: what it matched, for its repeats to count, and
-        the entries that fired for the first time."""
+        """Match a line (raw bytes, shape key) of a shape not seen before: what it matched, for its
+        repeats to count, and the entries that fired for the first time."""
+        raw, key = line
         self.candidate_lines += 1
         text = decode_line(raw)
         hits = self._matcher.exact(text, ids) + self._matcher.fuzzy(text)
@@ -344,9 +343,7 @@ class Scanner:
         newly, primary, supports = (
             self._record(state, line_number, text, hits, extra) if hits or extra else (set(), (), ())
         )
-        return Shape(
-            ids, primary, supports, unclaimed, rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1"))
-        ), newly
+        return Shape(ids, primary, supports, unclaimed, key_rank_span(key)), newly
 
     def _note_unclaimed(self, state: _Source, line_number: int, text: str) -> ErrorLine | None:
         kind = error_kind(text) or (WARNED if warned(text) else None)

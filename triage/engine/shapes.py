@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from triage.engine.job_ranks import RankAt
+from triage.engine.job_ranks import RankAt, Unread
 from triage.engine.unclaimed import ErrorLine
 
 MATCH_WINDOW = 16 * 1024
@@ -26,7 +26,7 @@ class Shape:
     supports: tuple[Support, ...]
     unclaimed: ErrorLine | None
     """The safety net's record of it, when it is an error line no specific entry claimed."""
-    rank_at: RankAt
+    rank_at: RankAt | Unread
     """Where its lines write their rank (see `job_ranks.rank_span`)."""
 
     matched: bool = field(init=False)
