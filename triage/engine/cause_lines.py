@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from triage.engine.compiled import CompiledKB
 from triage.engine.evidence import CAUSE_WINDOW
 from triage.engine.matcher import LineMatcher, extract
-from triage.engine.normalize import decode_line, shape_key
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, shape_key
 from triage.engine.prefilter import CONTEXT, Candidate, Prefilter
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
 
@@ -90,8 +90,12 @@ def leads(
             keys.append(key)
             continue  # only shows what was running: never matched
         if ids is not None and line_end - line_start <= MATCH_WINDOW:
-            key = shape_key(block[line_start:line_end])
+            raw = block[line_start:line_end]
+            key = raw.translate(DIGITS_TO_ZERO)
             shape = shapes.get(key)
+            if shape is None:  # a line with hex ids is kept under its key with them masked
+                key = shape_key(raw)
+                shape = shapes.get(key)
             keys.append(key)
             if shape is not None and shape.ids == ids:
                 if not with_causes.isdisjoint(shape.primary):
