@@ -16,6 +16,7 @@ from triage.engine.culprit import culprit_advice
 from triage.engine.named import NamedFailure, named_failure
 from triage.engine.nearest import Guess
 from triage.engine.normalize import template
+from triage.engine.suggested import suggested_fixes
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
 from triage.results import CauseResult, FixResult, replace
 
@@ -54,6 +55,16 @@ def unknown_cause() -> CauseResult:
 
 
 def guess_advice(
+    kb: CompiledKB, guess: Guess | None, unclaimed: UnclaimedErrors, lead: ErrorLine, context: JobContext
+) -> tuple[list[CauseResult], list[FixResult], str]:
+    """A guess's causes and fixes (see `_lent_advice`), with the action its error lines ask for
+    themselves (see `triage.engine.suggested`) first."""
+    causes, fixes, lent = _lent_advice(kb, guess, unclaimed, lead, context)
+    first, after = suggested_fixes([lead.line.text, *(error.line.text for error in unclaimed.most_telling())])
+    return causes, first + fixes + after, lent
+
+
+def _lent_advice(
     kb: CompiledKB, guess: Guess | None, unclaimed: UnclaimedErrors, lead: ErrorLine, context: JobContext
 ) -> tuple[list[CauseResult], list[FixResult], str]:
     """A guess's causes and fixes: a close entry's (marked as borrowed), else what a close reported

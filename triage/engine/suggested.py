@@ -1,0 +1,60 @@
+"""The fix an error message suggests itself.
+
+Many frameworks say what to do in the error line: `To use NPU with multiprocessing, you must use the
+'spawn' start method`, `Please increase max_num_batched_tokens or decrease max_model_len`, a
+compiler's `did you mean 'SparseAttn::TilingData'?`. For an error no rule knows, that sentence is
+the most specific advice there is; it is offered as the message's own, quoted, not as the KB's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.results import FixResult
+
+_ACTIONS = (
+    r"set|use|install|upgrade|update|downgrade|increase|decrease|reduce|lower|raise|add|pass|specify|"
+    r"enable|disable|export|switch to|call|import|move|remove|rebuild|recompile|reinstall"
+)
+_SUGGESTION = re.compile(
+    rf"\b(?:please|you (?:must|should|can|may|need to|have to)|try(?: to)?|consider)\s+(?:(?:first|also)\s+)?"
+    rf"((?:{_ACTIONS})\b(?:[^.;!?\n\[\]]|\.(?=\w)){{3,160}})",
+    re.IGNORECASE,
+)
+"""An action the message asks for: a verb that changes something (not "check", "see" or "report"), up to
+the sentence's end (a dot inside a name, `frob.yaml`, is no end)."""
+_DID_YOU_MEAN = re.compile(r"\bdid you mean\s+['\"‘`]?([^'\"’`?\s]{2,120})['\"’`]?\s*\?", re.IGNORECASE)
+
+
+_TO_LOOK = re.compile(
+    r"LAUNCH_BLOCKING|debug|stack ?trace|more (?:info|detail)|to (?:get|see|find|print|locate)\b", re.IGNORECASE
+)
+"""A suggestion for finding out more (`ASCEND_LAUNCH_BLOCKING=1` "for debugging"): how to look, not a fix."""
+
+
+def suggested_fixes(messages: list[str]) -> tuple[list[FixResult], list[FixResult]]:
+    """What the first of these error messages that asks for an action asks: as fixes to offer first,
+    and (a name a compiler guesses at, a way to look closer) ones to offer after the others."""
+    for message in messages:
+        asked = _SUGGESTION.search(message)
+        if asked is not None and "{" not in asked.group(1):  # "use {backend}": a template, not advice
+            action = " ".join(asked.group(1).split()).rstrip(" ,:")
+            said = " ".join(asked.group(0).split())
+            look = _TO_LOOK.search(message[asked.start() : asked.end() + 60]) is not None
+            fix = FixResult(
+                title=f"{'Look closer as' if look else 'Do what'} the message says: {action[0].upper()}{action[1:]}",
+                description=f"The error message itself says: “{said}”",
+                kind="diagnostic" if look else "fix",
+            )
+            return ([], [fix]) if look else ([fix], [])
+        meant = _DID_YOU_MEAN.search(message)
+        if meant is not None:
+            # A compiler's guess at a misspelt name: right for a renamed type, beside the point for a
+            # header or a toolchain that lacks it, so it comes after the fixes that know more.
+            return [], [
+                FixResult(
+                    title=f"Use `{meant.group(1)}`, the name the message suggests",
+                    description=f"The message asks: “{meant.group(0).strip()}”",
+                )
+            ]
+    return [], []
