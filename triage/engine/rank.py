@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from triage.engine.advice import order_fixes
+from triage.engine.suggested import suggested_fixes
 from triage.engine.compiled import CompiledKB, EntryCard
 from triage.engine.context import JobContext
 from triage.engine.correlate import FAILURE_SEVERITIES
@@ -131,6 +132,10 @@ def diagnose(
     if frames is not None and any(fix.get("culprit") for fix in entry.fixes):
         update = next(iter(culprit_advice(frames, evidence.lines[0] if evidence.lines else None, context)[1]), None)
     fixes, notes = order_fixes(list(entry.fixes), causes, context, update)
+    if entry.family:
+        # A family's fixes are for any of its failures; what this failure's own lines ask for is this one's.
+        first, after = suggested_fixes([line.text for line in evidence.lines])
+        fixes = first + fixes + after
     return Diagnosis(
         id=entry.id,
         category=_category_of(entry, causes),

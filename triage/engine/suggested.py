@@ -1,9 +1,9 @@
 """The fix an error message suggests itself.
 
 Many frameworks say what to do in the error line: `To use NPU with multiprocessing, you must use the
-'spawn' start method`, `Please increase max_num_batched_tokens or decrease max_model_len`, a
-compiler's `did you mean 'SparseAttn::TilingData'?`. For an error no rule knows, that sentence is
-the most specific advice there is; it is offered as the message's own, quoted, not as the KB's.
+'spawn' start method`, `Please increase max_num_batched_tokens or decrease max_model_len`. For an
+error no rule knows, or a family rule knows only by its kind, that sentence is the most specific
+advice there is; it is offered as the message's own, quoted, not as the KB's.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ _SUGGESTION = re.compile(
 )
 """An action the message asks for: a verb that changes something (not "check", "see" or "report"), up to
 the sentence's end (a dot inside a name, `frob.yaml`, is no end)."""
-_DID_YOU_MEAN = re.compile(r"\bdid you mean\s+['\"‘`]?([^'\"’`?\s]{2,120})['\"’`]?\s*\?", re.IGNORECASE)
 
 
 _TO_LOOK = re.compile(
@@ -33,8 +32,9 @@ _TO_LOOK = re.compile(
 
 
 def suggested_fixes(messages: list[str]) -> tuple[list[FixResult], list[FixResult]]:
-    """What the first of these error messages that asks for an action asks: as fixes to offer first,
-    and (a name a compiler guesses at, a way to look closer) ones to offer after the others."""
+    """What the first of these error messages that asks for an action asks: as a fix to offer first,
+    or (a way to look closer) a diagnostic to offer after the fixes. A compiler's `did you mean` is
+    neither: in the corpus it guessed right once in six (a header or toolchain lacked the name)."""
     for message in messages:
         asked = _SUGGESTION.search(message)
         if asked is not None and "{" not in asked.group(1):  # "use {backend}": a template, not advice
@@ -47,14 +47,4 @@ def suggested_fixes(messages: list[str]) -> tuple[list[FixResult], list[FixResul
                 kind="diagnostic" if look else "fix",
             )
             return ([], [fix]) if look else ([fix], [])
-        meant = _DID_YOU_MEAN.search(message)
-        if meant is not None:
-            # A compiler's guess at a misspelt name: right for a renamed type, beside the point for a
-            # header or a toolchain that lacks it, so it comes after the fixes that know more.
-            return [], [
-                FixResult(
-                    title=f"Use `{meant.group(1)}`, the name the message suggests",
-                    description=f"The message asks: “{meant.group(0).strip()}”",
-                )
-            ]
     return [], []
