@@ -14,6 +14,25 @@ from triage.kb.versions import satisfies
 from triage.results import CauseResult
 
 
+def test_a_line_of_a_shape_read_before_counts_but_is_not_read_again(monkeypatch):
+    import triage.engine.context as context_module
+    from triage.engine.normalize import shape_key
+
+    reads = []
+    gate = context_module.gate_text
+    monkeypatch.setattr(context_module, "gate_text", lambda text: reads.append(text) or gate(text))
+    context = JobContext()
+    lines = [
+        "ERROR 03-20 11:08:38 [engine.py:212] Request chatcmpl-ecd16485-06a5-4e56-bbd5-7f9274b578db failed: torch_npu 2.5.1",
+        "ERROR 03-20 11:09:41 [engine.py:212] Request chatcmpl-0f3a9b2c-1d4e-4f60-a1b2-c3d4e5f6a7b8 failed: torch_npu 2.6.0",
+        "INFO 03-20 11:09:42 [worker.py:88] plain chatter, no context",
+    ]
+    for line in lines:
+        context.observe(line, shape_key(line.encode()))
+    assert len(reads) == 2  # the second request line is of the first one's shape
+    assert context.lines_seen == 2 and context.versions == {"torch_npu": "2.5.1"}
+
+
 def test_workload_launcher_versions_soc_and_env():
     context = context_of(
         'File "/usr/local/lib/python3.10/site-packages/vllm_ascend/worker/model_runner_v1.py", line 3, in load_model',

@@ -136,6 +136,8 @@ class JobContext:
     runtime: str | None = None
     """"torch" when the log shows torch_npu or a frame in torch's own files."""
     lines_seen: int = 0
+    _shapes_seen: set[bytes] = field(default_factory=set, repr=False, compare=False)
+    """The shape keys of the lines read that showed context (see `observe`)."""
 
     @property
     def workload(self) -> str | None:
@@ -167,13 +169,21 @@ class JobContext:
             return self.runtimes
         return set()
 
-    def observe(self, text: str) -> None:
+    def observe(self, text: str, shape: bytes | None = None) -> None:
+        """Read a line for context. A line of a shape (its key, `normalize.shape_key`) that showed
+        context before counts but is not read again: what was seen first stays, and a serving log's
+        failed requests would each cost some thirty pattern searches for nothing new."""
         if self.lines_seen >= MAX_LINES:
+            return
+        if shape is not None and shape in self._shapes_seen:
+            self.lines_seen += 1
             return
         gated = gate_text(text)
         if not _ANY.search(text, gated):
             return
         self.lines_seen += 1
+        if shape is not None:
+            self._shapes_seen.add(shape)
         for name, pattern in _WORKLOADS_GATED:
             if name not in self.workloads and pattern.search(text, gated):
                 self.workloads.append(name)
