@@ -40,7 +40,9 @@ CORPUS = ROOT / "logs_samples" / "real"
 # causes 26% -> 29%, fixes 19% -> 20% of 209; test 33 -> 34 causes and 20 -> 21 fixes of 137. Then the
 # offline-model SoC cause (FunASR#2676, a train case, with its example line in the word model): test
 # 34 -> 33 causes, 21 -> 22 fixes (no train case moved).
-TEST_FLOOR = {"top1": 0.665, "top3": 0.815, "no_diagnosis": 0.053, "top_cause_right": 0.24, "fix_in_first_two": 0.155}
+# Paddle's "raises an EnforceNotMet exception" as an error line: one more test log with a diagnosis
+# (no diagnosis 5.2% -> 5.0%, top-1 67.2% -> 67.4%); train leave-thread-out unchanged.
+TEST_FLOOR = {"top1": 0.67, "top3": 0.82, "no_diagnosis": 0.051, "top_cause_right": 0.24, "fix_in_first_two": 0.155}
 # Buried in every healthy log, the grown split reads 66.1% / 81.2% / 4.4% on 543 (66.6% / 81.0% / 4.4% on 521;
 # which healthy logs each is buried between shifts as cases join, and 4.8% read silent at 539).
 BURIED_FLOOR = {"top1": 0.66, "top3": 0.81, "no_diagnosis": 0.04}

@@ -54,6 +54,13 @@ from triage.results import Diagnosis, EvidenceLine
             "[Model] Failed to init model weights",
         ),
         ("[2026-08-26 01:05:32 DP0 TP1] Scheduler hit an exception: boom", LEVEL, "Scheduler hit an exception: boom"),
+        # Paddle's PIR interpreter names the op and the exception it raised (PaddlePaddle/Paddle#75300, train)
+        (
+            "Instruction OP id: 0, Ir OP id: 1100, pd_op.conv3d raises an EnforceNotMet exception "
+            "common::enforce::EnforceNotMet",
+            LEVEL,
+            None,
+        ),
         (
             "[ERROR] MINDOCR(42937:281473356976176,Process-1:31):2024-06-01-15:07:17.776.636 "
             "[src/parallel/framework/module_base.py:40] ClsPreNode init failed: daemonic processes",
@@ -170,6 +177,7 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "step 10 failures: 0",
         "total tokens 161002000, overflow steps 0, skipped steps 0, loss scale 65536.0",
         "ggml.c:12: no error",
+        "the handler raises no exception for a retried request",
         # A warning about an exception the program caught and went past (vLLM on an NPU).
         "WARNING: Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
     ],
