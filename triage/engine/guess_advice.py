@@ -41,7 +41,9 @@ still say more than nothing."""
 REPORTED_PRECISION = 0.55
 NAMED_PROBABILITY = 0.5
 """What the name of an error that names what is missing is worth as its cause, ahead of causes lent
-from failures that printed the same template about another name."""
+from failures that printed the same template about another name. Leave-thread-out on the train split
+it led on 36 guesses and was the thread's cause on 7 of the 10 that a confirmed fix judges: too few to
+set it by, so it stays at an even share with what it leads."""
 NAMED_REPORTED_PRECISION = 0.9
 """How often a lent root cause is the failure's own: leave-thread-out on the train split, where the
 guessed family is right, 20 of 36 when the two logs' error lines share only common words (an

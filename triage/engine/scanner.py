@@ -258,7 +258,7 @@ class Scanner:
         (line_start, raw), (position, newlines_before) = line, counted
         text = decode_line(raw[:MATCH_WINDOW])
         if context.lines_seen < CONTEXT_LINES:
-            context.observe(text, shape_key(raw))
+            context.observe(text, shape_key(raw[:MATCH_WINDOW]))
         if len(unclaimed.frames) < MAX_FRAMES:
             newlines_before += block.count(b"\n", position, line_start)  # counted once: see _scan_block
             unclaimed.note_frame(text, (state.name, state.lines + newlines_before + 1))
