@@ -6,13 +6,13 @@ import math
 from typing import Any
 
 from triage.engine.advice import order_fixes
-from triage.engine.suggested import suggested_fixes
 from triage.engine.compiled import CompiledKB, EntryCard
 from triage.engine.context import JobContext
 from triage.engine.correlate import FAILURE_SEVERITIES
 from triage.engine.culprit import culprit_advice
 from triage.engine.evidence import EntryEvidence
 from triage.engine.safety_net import diagnose_unclaimed, second_opinion
+from triage.engine.suggested import suggested_fixes
 from triage.engine.unclaimed import UnclaimedErrors
 from triage.results import CauseResult, Diagnosis, EvidenceLine, ReferenceResult, ScanResult
 
@@ -129,12 +129,13 @@ def diagnose(
         confidence = min(confidence, FAMILY_MAX_CONFIDENCE)
     causes = rank_causes(kb, entry, evidence, context)
     update = None
+    listed = evidence.lines
     if frames is not None and any(fix.get("culprit") for fix in entry.fixes):
-        update = next(iter(culprit_advice(frames, evidence.lines[0] if evidence.lines else None, context)[1]), None)
+        update = next(iter(culprit_advice(frames, listed[0] if listed else None, context)[1]), None)
     fixes, notes = order_fixes(list(entry.fixes), causes, context, update)
     if entry.family:
         # A family's fixes are for any of its failures; what this failure's own lines ask for is this one's.
-        first, after = suggested_fixes([line.text for line in evidence.lines])
+        first, after = suggested_fixes([line.text for line in listed])
         fixes = first + fixes + after
     return Diagnosis(
         id=entry.id,
@@ -145,7 +146,7 @@ def diagnose(
         score=round(score, 3),
         summary=entry.summary,
         generic=entry.generic,
-        evidence=list(evidence.lines),
+        evidence=listed,
         evidence_count=evidence.count,
         causes=causes,
         fixes=fixes,

@@ -42,7 +42,7 @@ def suggested_fixes(messages: list[str]) -> tuple[list[FixResult], list[FixResul
             said = " ".join(asked.group(0).split())
             look = _TO_LOOK.search(message[asked.start() : asked.end() + 60]) is not None
             fix = FixResult(
-                title=f"{'Look closer as' if look else 'Do what'} the message says: {action[0].upper()}{action[1:]}",
+                title=f"{'Look closer, as' if look else 'Do what'} the message says: {action[0].upper()}{action[1:]}",
                 description=f"The error message itself says: “{said}”",
                 kind="diagnostic" if look else "fix",
             )
