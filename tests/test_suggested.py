@@ -31,6 +31,7 @@ def test_an_action_the_message_asks_for_comes_first_quoted():
 def test_a_way_to_look_closer_is_a_diagnostic_after_the_fixes():
     first, (look,) = suggested_fixes([BLOCKING])
     assert not first and look.kind == "diagnostic" and "ASCEND_LAUNCH_BLOCKING=1" in look.title
+    assert look.env == {"ASCEND_LAUNCH_BLOCKING": "1"}  # for `--json` readers, as the KB's fixes give theirs
 
 
 def test_no_action_no_fix():

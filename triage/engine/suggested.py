@@ -25,6 +25,8 @@ _SUGGESTION = re.compile(
 the sentence's end (a dot inside a name, `frob.yaml`, is no end)."""
 
 
+_SETTING = re.compile(r"\b([A-Z][A-Z0-9_]{2,})=([^\s,;'\"`]+)")
+"""An environment variable the action sets (`ASCEND_LAUNCH_BLOCKING=1`), for the fix's `env`."""
 _TO_LOOK = re.compile(
     r"LAUNCH_BLOCKING|debug|stack ?trace|more (?:info|detail)|to (?:get|see|find|print|locate)\b", re.IGNORECASE
 )
@@ -44,6 +46,7 @@ def suggested_fixes(messages: list[str]) -> tuple[list[FixResult], list[FixResul
             fix = FixResult(
                 title=f"{'Look closer, as' if look else 'Do what'} the message says: {action[0].upper()}{action[1:]}",
                 description=f"The error message itself says: “{said}”",
+                env=dict(_SETTING.findall(action)),
                 kind="diagnostic" if look else "fix",
             )
             return ([], [fix]) if look else ([fix], [])
