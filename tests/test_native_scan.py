@@ -416,3 +416,15 @@ def test_an_error_among_a_progress_bars_pieces_is_shown_as_its_own_line(scan_tex
     result = scan_text(bar + "\r" + OOM.format(n=2) + "\r" + bar + "\n")
     oom = next(d for d in result.diagnoses if d.id == "npu-out-of-memory")
     assert oom.evidence[0].line == 1 and oom.evidence[0].text.startswith("RuntimeError: NPU out of memory.")
+
+
+def test_a_request_id_names_no_chip(engine_kb, prefilter, monkeypatch):
+    # A UUID's group `910b` reads as a chip's name between its dashes; the id is masked before it is read.
+    data = b"".join(
+        b"INFO 11-28 13:12:%02d [engine.py:331] Finished request chatcmpl-c8c567e9-6516-be9c-910b-%012x.\n"
+        % (n % 60, n)
+        for n in range(50)
+    )
+    for native in (True, False):
+        context = scan(engine_kb, prefilter, monkeypatch, data, 4099, native=native).context
+        assert context.soc is None, native

@@ -26,10 +26,17 @@ HEX_DIGITS = bytes(ord("h") if chr(byte) in "0123456789abcdefABCDEF" else ord(".
 
 def masked_ids(raw: bytes) -> bytes | None:
     """The line's shape with its hex ids masked, or None when it holds none."""
+    masked = without_ids(raw)
+    return masked.translate(DIGITS_TO_ZERO) if masked is not raw else None
+
+
+def without_ids(raw: bytes) -> bytes:
+    """The line with its hex ids written `<id>` (the line itself when it holds none): a request id
+    that happens to start `910b` names no chip."""
     if b"hhhhhhhh" not in raw.translate(HEX_DIGITS):
-        return None  # every id has eight hex digits in a row: most lines are ruled out in C
+        return raw  # every id has eight hex digits in a row: most lines are ruled out in C
     masked, count = HEX_ID.subn(b"<id>", raw)
-    return masked.translate(DIGITS_TO_ZERO) if count else None
+    return masked if count else raw
 
 
 def shape_key(raw: bytes) -> bytes:

@@ -16,7 +16,7 @@ from triage.engine.error_lines import WARNED, error_kind, warned
 from triage.engine.counts import Counts
 from triage.engine.evidence import EntryEvidence, Sighting
 from triage.engine.held_lines import END
-from triage.engine.normalize import decode_line, shape_key
+from triage.engine.normalize import decode_line, shape_key, without_ids
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
@@ -256,9 +256,11 @@ class Scanner:
         if context.lines_seen >= CONTEXT_LINES and len(unclaimed.frames) >= MAX_FRAMES:
             return counted
         (line_start, raw), (position, newlines_before) = line, counted
-        text = decode_line(raw[:MATCH_WINDOW])
+        window = raw[:MATCH_WINDOW]
+        text = decode_line(window)
         if context.lines_seen < CONTEXT_LINES:
-            context.observe(text, shape_key(raw[:MATCH_WINDOW]))
+            shown = without_ids(window)  # a request id that starts `910b` names no chip
+            context.observe(text if shown is window else decode_line(shown), shape_key(shown))
         if len(unclaimed.frames) < MAX_FRAMES:
             newlines_before += block.count(b"\n", position, line_start)  # counted once: see _scan_block
             unclaimed.note_frame(text, (state.name, state.lines + newlines_before + 1))
