@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from triage.engine.context import JobContext
 from triage.engine.suggested import suggested_fixes
 
 # Error lines as pasted in public threads (the real corpus's train split).
@@ -21,15 +22,15 @@ MEANT = (
 
 
 def test_an_action_the_message_asks_for_comes_first_quoted():
-    (fix,), after = suggested_fixes([FORKED])
+    (fix,), after = suggested_fixes([FORKED], JobContext())
     assert fix.title == "Do what the message says: Use the 'spawn' start method"
     assert "you must use the 'spawn' start method" in fix.description and not after
-    (fix,), _ = suggested_fixes(["RuntimeError: NPU out of memory.", BATCHED])
+    (fix,), _ = suggested_fixes(["RuntimeError: NPU out of memory.", BATCHED], JobContext())
     assert fix.title == "Do what the message says: Increase max_num_batched_tokens or decrease max_model_len"
 
 
 def test_a_way_to_look_closer_is_a_diagnostic_after_the_fixes():
-    first, (look,) = suggested_fixes([BLOCKING])
+    first, (look,) = suggested_fixes([BLOCKING], JobContext())
     assert not first and look.kind == "diagnostic" and "ASCEND_LAUNCH_BLOCKING=1" in look.title
     assert look.env == {"ASCEND_LAUNCH_BLOCKING": "1"}  # for `--json` readers, as the KB's fixes give theirs
 
@@ -41,7 +42,7 @@ def test_no_action_no_fix():
         "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB",
         MEANT,  # a compiler's guess: right once in six in the corpus
     ):
-        assert suggested_fixes([message]) == ([], [])
+        assert suggested_fixes([message], JobContext()) == ([], [])
 
 
 def test_a_guess_offers_what_its_error_line_asks_for(scan_text):
@@ -60,3 +61,9 @@ def test_a_family_rule_offers_what_its_own_line_asks_for_first(scan_text):
     (family,) = [d for d in scan_text(FORKED + "\n").diagnoses if d.family]
     assert family.fixes[0].title == "Do what the message says: Use the 'spawn' start method"
     assert len(family.fixes) > 1  # the rule's own fixes follow
+
+
+def test_a_setting_the_log_shows_in_force_is_not_suggested_again():
+    context = JobContext()
+    context.observe("export ASCEND_LAUNCH_BLOCKING=1")
+    assert suggested_fixes([BLOCKING], context) == ([], [])

@@ -62,7 +62,7 @@ def guess_advice(
     """A guess's causes and fixes (see `_lent_advice`), with the action its error lines ask for
     themselves (see `triage.engine.suggested`) first."""
     causes, fixes, lent = _lent_advice(kb, guess, unclaimed, lead, context)
-    first, after = suggested_fixes([lead.line.text, *(error.line.text for error in unclaimed.most_telling())])
+    first, after = suggested_fixes([lead.line.text, *(e.line.text for e in unclaimed.most_telling())], context)
     return causes, first + fixes + after, lent
 
 

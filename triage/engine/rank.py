@@ -135,7 +135,7 @@ def diagnose(
     fixes, notes = order_fixes(list(entry.fixes), causes, context, update)
     if entry.family:
         # A family's fixes are for any of its failures; what this failure's own lines ask for is this one's.
-        first, after = suggested_fixes([line.text for line in listed])
+        first, after = suggested_fixes([line.text for line in listed], context)
         fixes = first + fixes + after
     return Diagnosis(
         id=entry.id,

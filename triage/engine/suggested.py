@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from triage.engine.context import JobContext
 from triage.results import FixResult
 
 _ACTIONS = (
@@ -33,10 +34,11 @@ _TO_LOOK = re.compile(
 """A suggestion for finding out more (`ASCEND_LAUNCH_BLOCKING=1` "for debugging"): how to look, not a fix."""
 
 
-def suggested_fixes(messages: list[str]) -> tuple[list[FixResult], list[FixResult]]:
+def suggested_fixes(messages: list[str], context: JobContext) -> tuple[list[FixResult], list[FixResult]]:
     """What the first of these error messages that asks for an action asks: as a fix to offer first,
-    or (a way to look closer) a diagnostic to offer after the fixes. A compiler's `did you mean` is
-    neither: in the corpus it guessed right once in six (a header or toolchain lacked the name)."""
+    or (a way to look closer) a diagnostic to offer after the fixes; neither where the log shows its
+    settings already in force. A compiler's `did you mean` is neither: in the corpus it guessed right
+    once in six (a header or toolchain lacked the name)."""
     for message in messages:
         asked = _SUGGESTION.search(message)
         if asked is not None and "{" not in asked.group(1):  # "use {backend}": a template, not advice
@@ -49,5 +51,7 @@ def suggested_fixes(messages: list[str]) -> tuple[list[FixResult], list[FixResul
                 env=dict(_SETTING.findall(action)),
                 kind="diagnostic" if look else "fix",
             )
+            if context.applied(fix.env):
+                return [], []
             return ([], [fix]) if look else ([fix], [])
     return [], []
