@@ -29,6 +29,10 @@ REAL = [
         "ImportError: cannot import name 'CUDAGraphMode' from 'vllm.config' (/vllm-workspace/vllm/vllm/config.py)",
         NamedFailure("import", "CUDAGraphMode", "vllm.config"),
     ),
+    (
+        "ImportError: cannot import name 'LLM' from 'vllm' (unknown location)",
+        NamedFailure("shadowed", "LLM", "vllm"),
+    ),
     ("ModuleNotFoundError: No module named 'torch_npu._C'", NamedFailure("module", "torch_npu._C")),
     ("NameError: name 'allow_same_symbol_in_index' is not defined", NamedFailure("name", "allow_same_symbol_in_index")),
     ("KeyError: 'visual.merger.linear_fc1.weight'", NamedFailure("key", "visual.merger.linear_fc1.weight")),

@@ -20,7 +20,8 @@ CAUSE_ID = "named-mismatch"
 @dataclass(frozen=True)
 class NamedFailure:
     kind: str
-    """Which template: attribute, module-attribute, none-attribute, keyword, missing, key, name, import, module."""
+    """Which template: attribute, module-attribute, none-attribute, keyword, missing, key, name, import (shadowed
+    where the module is found as a bare directory), module."""
     name: str
     owner: str = ""
     """What lacks it: the object's type, the function, the module (empty where the template names none)."""
@@ -73,6 +74,10 @@ _TITLES = {
         "(another release), or a bug"
     ),
     "import": f"`{{owner}}` has no `{{name}}` to import: {_SKEW}",
+    "shadowed": (
+        "`{owner}` is found as a bare directory, not its installed package (a folder of that name where Python "
+        "looks first, or a broken install), so it has no `{name}`"
+    ),
     "module": (
         "Python cannot import `{name}`: it is not installed in this environment, or was built for another "
         "Python, torch or CANN"
@@ -89,6 +94,12 @@ _FIXES = {
     "keyword": ("Put `{owner}()` and its caller in step", _IN_STEP),
     "missing": ("Put `{owner}()` and its caller in step", _IN_STEP),
     "import": ("Install the release of `{owner}` that has `{name}`", _IN_STEP),
+    "shadowed": (
+        "Import `{owner}` from its installed package",
+        "Start the job from another directory (a checkout or folder named `{owner}` in the working directory or on "
+        "PYTHONPATH comes first), or reinstall the package (`pip install --force-reinstall`); `python -c 'import "
+        "{owner}; print({owner}.__path__)'` shows which one Python finds.",
+    ),
     "name": (
         "Update the package whose code uses `{name}`",
         "A function that uses a name it never defines is a bug, or a patch made for another release of the code it "
@@ -132,7 +143,9 @@ def named_failure(message: str) -> NamedFailure | None:
             continue
         groups = found.groups()
         if kind == "import":
-            return NamedFailure(kind, groups[0], groups[1])
+            # `(unknown location)`: a namespace package, the directory and not the installed package.
+            shadowed = message.startswith(" (unknown location)", found.end())
+            return NamedFailure("shadowed" if shadowed else kind, groups[0], groups[1])
         if len(groups) == 1:
             return NamedFailure(kind, groups[0])
         owner, name = groups
