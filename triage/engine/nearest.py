@@ -154,14 +154,17 @@ class NeighbourIndex:
         }
         if not words:
             return set()
-        own = _documents(row for row in self._documents if row[2].removesuffix(FRAMES_SUFFIX) == label)
-        return {word for _, known in own.values() for word in words & known}
+        return words & self._words_of(label)
 
     def names(self, label: str, name: str) -> bool:
         """Whether the lines of a known failure (`case:<id>`, `entry:<id>`) hold every word of `name`."""
         wanted = tokens(template(name))
+        return bool(wanted) and wanted <= self._words_of(label)
+
+    def _words_of(self, label: str) -> set[str]:
+        """The words of a known failure's document (its lines, with a corpus log's frames)."""
         own = _documents(row for row in self._documents if row[2].removesuffix(FRAMES_SUFFIX) == label)
-        return bool(wanted) and any(wanted <= known for _, known in own.values())
+        return own[label][1] if label in own else set()
 
     def without(self, labels: frozenset[str]) -> NeighbourIndex:
         """The index less the documents of these labels (`case:<id>`, `entry:<id>`): the evaluation
