@@ -203,6 +203,16 @@ def test_unknown_library_error_gets_a_guess_with_next_steps(scan_text):
     )
 
 
+def test_error_lines_whose_closest_neighbours_all_score_the_floor_still_get_a_guess(scan_text):
+    # Found by fuzzing: a GE line cut mid-word scores exactly MIN_SCORE with its neighbours, whose
+    # line votes then summed to zero and were divided by it (a traceback from `triage scan`).
+    result = scan_text(
+        "[ERROR] GE(44031,demo):2023-11-29-09:48:39.193.070 [ge_generator.cc:665]44031 GenerateModel: "
+        "ErrorNo: 1343266818(Graph manager add graph faily(fn)\n"
+    )
+    assert result.diagnoses and result.diagnoses[0].guess
+
+
 def test_a_guess_is_titled_by_the_exception_and_what_it_says(scan_text):
     result = scan_text(
         "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"

@@ -288,7 +288,7 @@ class NeighbourIndex:
                 else:
                     cases[label, category] = max(cases.get((label, category), 0.0), score)
         total_lines = sum(lines.values())
-        for category, vote in lines.items():
+        for category, vote in lines.items() if total_lines > 0 else ():  # each at MIN_SCORE exactly: no vote
             votes[category] += LINES_WEIGHT * vote / total_lines
         for category, vote in self._word_votes(vocabulary).items():
             votes[category] += WORDS_WEIGHT * vote
