@@ -372,6 +372,22 @@ def test_a_split_point_inside_a_very_long_line_is_given_up_not_read_to_its_end(t
     assert ranges[0][1] == ranges[1][0] and path.read_bytes()[ranges[1][0] - 1 : ranges[1][0]] == b"\n"
 
 
+def test_long_error_lines_cost_time_in_proportion_to_their_length():
+    # Found by fuzzing: regexes that may start anywhere in a run of word characters (a path's, a
+    # callable's, a warning class's) read the rest of the run from each of its characters: 100 such
+    # 15 KB lines took 47 s, and `kb new` on one 1 MB line did not end.
+    def letters(seed: int) -> str:  # a line of its own shape: no line stands for another
+        return "".join(chr(ord("a") + (n * 7 + seed) * seed % 26) for n in range(15_000))
+
+    log = "".join(
+        f"RuntimeError: failed at a/b {letters(n)}\nW1201 12:00:00 Warning: Failed to load {letters(n + 1)} error\n"
+        f"{letters(n + 2)}() raised an error\n"
+        for n in range(1, 60)
+    )
+    done = bounded_triage("scan", "--no-progress", "--json", stdin=log.encode(), timeout=20)
+    assert done.returncode == 1 and json.loads(done.stdout)["diagnoses"]
+
+
 # -- triage run -------------------------------------------------------------------------------------
 
 

@@ -50,6 +50,19 @@ def test_contributor_flow(tmp_path, log, capsys):
     assert diagnoses[0]["id"] == data["id"]
 
 
+def test_a_huge_error_line_makes_a_draft_the_kb_loads(tmp_path, capsys):
+    # Found by fuzzing: a 1 MB line (a progress bar's, a pasted blob's) was copied whole into the
+    # draft's example, and the KB loader skips files over 256 KB: the draft never validated.
+    log = tmp_path / "big.log"
+    noise = "x" * 300_000
+    log.write_text(f"step 1 | loss 1.2 | lr 1e-4 | {noise}\n[rank0]: RuntimeError: frobnicator jammed {noise}\n")
+    out_dir = tmp_path / "kb"
+    assert main(["kb", "new", "--from", str(log), "--out", str(out_dir)]) == 0
+    capsys.readouterr()
+    assert main(["kb", "test", str(out_dir)]) == 0
+    assert "1 passed" in capsys.readouterr().out
+
+
 def test_key_line_skips_tracebacks_warnings_and_wrappers():
     assert key_lines(LOG.splitlines())[0].startswith("[rank2]: RuntimeError: Qubit scheduler failed")
 

@@ -100,7 +100,7 @@ _WARNING_LEVEL = re.compile(
 """A warning's level: glog's `W1201 01:55:32`, Paddle-Lite's `[W  1/ 8 18:48:16`, `[WARNING]`, `Warning:`."""
 _WARNED_FAILURE = re.compile(r"\b(?:[Ff]ailed|FAILED|[Ff]ailure|[Ee]rror|ERROR|[Uu]nable to|[Cc]annot|[Cc]an't)\b")
 _BENIGN_WARNING = re.compile(
-    r"(?i:\w+Warning:|error[_ ]?(?:rate|count)|no errors?\b|errors?\s*[=:]\s*0\b|fall(?:ing)? ?back|retry|retrying)"
+    r"(?i:(?<!\w)\w+Warning:|error[_ ]?(?:rate|count)|no errors?\b|errors?\s*[=:]\s*0\b|fall(?:ing)? ?back|retry|retrying)"
 )
 """Python's warning categories (a deprecation says nothing failed), counters, and failures the
 program says it recovers from."""

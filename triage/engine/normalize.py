@@ -64,7 +64,9 @@ _TEMPLATE_MASKS: tuple[tuple[str | None, re.Pattern[str], str], ...] = (
     (":", re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
     (".", re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
     ("0x", re.compile(r"\b0x[0-9a-f]+\b"), "<hex>"),
-    ("/", re.compile(r"(?:[\w.\-~]*/)+[\w.\-]+"), "<path>"),
+    # Starting only where a path can start: from inside a long run of word characters with no slash
+    # after it, each start failed after reading the rest of the run (a 16 KB line: 0.45 s).
+    ("/", re.compile(r"(?<![\w.\-~/])(?:[\w.\-~]*/)+[\w.\-]+"), "<path>"),
     (None, re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"), "<hex>"),
     (None, re.compile(r"\d+(?:\.\d+)?"), "<n>"),
 )

@@ -24,6 +24,9 @@ FUZZY_WEIGHT = 1.5
 MAX_MESSAGE = 200
 MAX_FUZZY = 150
 MAX_KEY_LINES = 5
+MAX_EXAMPLE = 2000
+"""Characters of a log line an example keeps: a 1 MB line (a progress bar, a pasted blob) would make
+the draft larger than the KB loader reads (see `triage.kb.loader`)."""
 UNSURE_CATEGORY = "other"
 """When no known failure matches the key lines: a keyword guess ("overflow" -> nan_loss_scale) is
 wrong often enough that an honest `other` for the contributor to change serves better."""
@@ -39,7 +42,7 @@ GENERIC_CODES = frozenset({"EZ9999", "EE9999", "EE8888", "E39999", "E19999", "ER
 # (pattern, points): how strongly a line looks like the failure rather than chatter.
 _ERROR_SCORES: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(_CODE), 4),
-    (re.compile(r"\b[\w.]*(?:Error|Exception)\b:"), 3),
+    (re.compile(r"(?<![\w.])[\w.]*(?:Error|Exception)\b:"), 3),  # from a name's start: linear on a long line
     (re.compile(r"\b(?:error|fail(?:ed|ure)?|fault|abort(?:ed)?|exception)\b", re.IGNORECASE), 2),
     (_TRIGGER, 1),
     (re.compile(r"^\W*(?:\[?W(?:ARN(?:ING)?)?\b|\[?I(?:NFO)?\b)|\bwarnings?\.warn|Warning:", re.IGNORECASE), -2),
@@ -185,7 +188,16 @@ def healthy_line(lines: list[str], regex: str) -> str | None:
     candidates = [line.strip() for line in lines if error_score(line) <= 0 and not _TRIGGER.search(line)]
     candidates.sort(key=lambda line: not _HEALTHY.search(line))  # step/loss lines first
     compiled = re.compile(regex, re.IGNORECASE)
-    return next((line for line in candidates if len(line) >= 20 and not compiled.search(line)), None)
+    fitting = (line for line in candidates if 20 <= len(line) <= MAX_EXAMPLE and not compiled.search(line))
+    return next(fitting, None)
+
+
+def match_example(line: str, message: str) -> str:
+    """The key line as its `match` example: cut after MAX_EXAMPLE characters, but never before the
+    end of the message the regex was made from."""
+    if len(line) <= MAX_EXAMPLE:
+        return line
+    return line[: max(MAX_EXAMPLE, line.find(message) + len(message))]
 
 
 NEAREST_SURE = 75.0
@@ -240,7 +252,7 @@ def draft_entry(
     if fuzzy and _TRIGGER.search(key[0]) and not specific_codes:
         signatures.append({"fuzzy": fuzzy, "weight": FUZZY_WEIGHT})
     suggested, why, similar = suggest_category(key, kb)
-    examples: dict[str, list[str]] = {"match": [key[0]]}
+    examples: dict[str, list[str]] = {"match": [match_example(key[0], message)]}
     healthy = healthy_line(lines, regex)
     if healthy:
         examples["no_match"] = [healthy]
