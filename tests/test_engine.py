@@ -37,6 +37,10 @@ def test_parse_sizes():
     assert parse_value("512 MiB", "size") == 512 * 1024**2
     assert parse_value("12", "int") == 12
     assert parse_value("x", "int") is None
+    # Found by fuzzing: digits run together into a number no float holds (it raised OverflowError).
+    assert parse_value("9" * 400 + " GiB", "size") is None
+    assert parse_value("1e999", "float") is None
+    assert parse_value("9" * 5000, "int") is None
 
 
 def test_oom_fragmentation_is_the_likely_cause(scan_text):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import math
 import re
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,7 +20,8 @@ def parse_value(raw: str, kind: ExtractKind) -> int | float | str | None:
         if kind == "int":
             return int(raw, 0)
         if kind == "float":
-            return float(raw)
+            value = float(raw)
+            return value if math.isfinite(value) else None  # "1e999", a run of digits: no measure
     except ValueError:
         return None
     if kind == "size":
@@ -30,9 +31,10 @@ def parse_value(raw: str, kind: ExtractKind) -> int | float | str | None:
         number, unit, _binary = match.groups()
         try:
             # Framework messages say "MB" and mean MiB, as torch_npu's allocator does.
-            return int(float(number) * 1024 ** _POWERS[unit.upper()])
+            size = float(number) * 1024 ** _POWERS[unit.upper()]
         except ValueError:
             return None
+        return int(size) if math.isfinite(size) else None
     return raw
 
 
