@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, SAMPLES
+from triage.cli.main import main
 from triage.kbtools.cases import load_cases
 from triage.kbtools.evaluate import evaluate
 
@@ -48,6 +49,14 @@ def test_malformed_labels_are_one_line_saying_where(tmp_path):
     with pytest.raises(LabelError) as raised:
         load_cases(tmp_path)
     assert "\n" not in str(raised.value) and str(raised.value).endswith(", line 2")
+
+
+def test_a_case_with_fields_of_the_wrong_kind_is_one_line_saying_which(tmp_path, capsys):
+    # Found by fuzzing: a category given as a list reached the report and ended `triage eval` with a
+    # TypeError (unhashable type: 'list').
+    (tmp_path / "cases.yaml").write_text("- {id: 1, category: [npu_oom], log_file: a.log, fix_terms: oom}\n")
+    assert main(["eval", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith("case 1: category is not text, fix_terms is not a list of text")
 
 
 def test_each_failure_is_counted_under_the_layer_that_named_it(engine_kb, tmp_path):

@@ -56,6 +56,10 @@ def load_cases(directory: Path) -> list[Case]:
     for number, row in enumerate(rows, 1):
         if not isinstance(row, dict) or not (row.get("file") or row.get("log_file")):
             raise LabelError(f"{path}: case {number} has no file/log_file")
+        wrong = [f"{key} is not text" for key in _TEXT_FIELDS if not isinstance(row.get(key, ""), (str, type(None)))]
+        wrong += [f"{key} is not a list of text" for key in _TERM_FIELDS if not _texts(row.get(key) or [])]
+        if wrong:
+            raise LabelError(f"{path}: case {number}: {', '.join(wrong)}")
         healthy = bool(row.get("healthy", False)) or row.get("category") == "healthy"
         cases.append(
             Case(
@@ -73,6 +77,14 @@ def load_cases(directory: Path) -> list[Case]:
             )
         )
     return cases
+
+
+_TEXT_FIELDS = ("file", "log_file", "category", "top", "repo", "split", "source")
+_TERM_FIELDS = ("cause_terms", "fix_terms")
+
+
+def _texts(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 _GITHUB_THREAD = re.compile(r"https?://github\.com/([^/]+)/([^/]+)/(issues|pull)/(\d+)")
