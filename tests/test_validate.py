@@ -78,6 +78,15 @@ def test_catastrophic_regex_is_rejected_with_its_line(tmp_path):
     assert "(a+)+$" in lines[found[0].line - 1]
 
 
+def test_a_regex_that_reads_a_long_line_once_from_each_character_is_a_warning(tmp_path):
+    data = entry_data("slow-regex")
+    data["signatures"].append({"regex": r"\d+\s*GB of HBM"})
+    write_entry(tmp_path, data)
+    [finding] = [f for f in validate(tmp_path).findings if f.validator == "long_line"]
+    assert finding.severity == "warning" and "a 16 KB line of digits" in finding.message
+    assert r"(?<!\w)" in finding.message
+
+
 @pytest.mark.parametrize(
     "pattern", ["(a+)+$", "(a*)*", "(a|a)*", "(.*)*", r"(\w+\s?)+", r"x(?:\d+)*y", r"(a{1,3})+", r"(ab) \1"]
 )

@@ -13,6 +13,7 @@ could not all consume between them (`a*a*a*a*!` is polynomial of that degree).
 from __future__ import annotations
 
 import re
+import time
 from functools import lru_cache
 from typing import Any
 
@@ -211,3 +212,29 @@ def _freeze(value: Any) -> Any:
 
 def _thaw(value: Any) -> Any:
     return [_thaw(v) for v in value] if isinstance(value, tuple) else value
+
+
+LONG_RUNS = {
+    "letters": "y" * 16_000,
+    "digits": "1" * 16_000,
+    "spaces": " " * 16_000 + "x",
+    "dotted names": "a." * 8_000,
+    "words": "yy " * 5_000,
+}
+"""Lines that a regex able to start anywhere in a run (`\\d+\\s*GB`, `^\\s*E?\\s+x`) reads once from each
+of their characters: quadratic, not catastrophic, so the structural check above lets it pass."""
+SLOW_SECONDS = 0.2
+"""Twenty times what the slowest shipped regex takes on them (a line of spaces took one 5.5 s)."""
+
+
+def slow_on_long_runs(pattern: str) -> tuple[str, float] | None:
+    """The long run (see LONG_RUNS) that `pattern` takes more than SLOW_SECONDS to search, and how
+    long: the one check here that is timed, so `kb validate` reports it as a warning only."""
+    compiled = re.compile(pattern, re.IGNORECASE)
+    for name, line in LONG_RUNS.items():
+        started = time.perf_counter()
+        compiled.search(line)
+        took = time.perf_counter() - started
+        if took > SLOW_SECONDS:
+            return name, took
+    return None

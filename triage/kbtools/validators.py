@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 from triage.kb.loader import regex_locations, signature_locations
 from triage.kb.models import CATEGORIES, Entry
 from triage.kb.paths import shipped_kb_dir
-from triage.kb.regex_safety import unsafe_reason
+from triage.kb.regex_safety import slow_on_long_runs, unsafe_reason
 from triage.kbtools.validation import HONEYPOT_MAX_CONFIDENCE, Context, Finding, Target, Validator
 
 
@@ -102,6 +102,24 @@ class RegexSafetyValidator(Validator):
                 reason = unsafe_reason(pattern)
                 if reason:
                     yield self.finding(target, f"{pattern!r}: {reason}", *loc, *sub)
+
+
+class LongLineValidator(Validator):
+    name = "long_line"
+    description = (
+        "every regex reads a 16 KB line in one pass (it starts where a run of letters, digits or spaces starts)"
+    )
+    severity = "warning"
+
+    def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
+        for loc, signature in signature_locations(target.entry):
+            for sub, pattern in regex_locations(signature):
+                slow = slow_on_long_runs(pattern)
+                if slow is not None:
+                    run, took = slow
+                    advice = r"start it where a run starts: (?<!\w), (?<!\S), \b or ^"
+                    message = f"{pattern!r} takes {took:.1f} s on a 16 KB line of {run}: {advice}"
+                    yield self.finding(target, message, *loc, *sub)
 
 
 class HasExamplesValidator(Validator):
@@ -324,6 +342,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     KnownCategoryValidator,
     UniqueIdValidator,
     RegexSafetyValidator,
+    LongLineValidator,
     HasExamplesValidator,
     ExamplesValidator,
     ReferencesValidator,
