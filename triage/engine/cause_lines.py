@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from triage.engine.compiled import CompiledKB
 from triage.engine.evidence import CAUSE_WINDOW
 from triage.engine.matcher import LineMatcher, extract
-from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, shape_key
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, masked_ids
 from triage.engine.prefilter import CONTEXT, Candidate, Prefilter
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
 
@@ -93,9 +93,8 @@ def leads(
             raw = block[line_start:line_end]
             key = raw.translate(DIGITS_TO_ZERO)
             shape = shapes.get(key)
-            if shape is None:  # a line with hex ids is kept under its key with them masked
-                key = shape_key(raw)
-                shape = shapes.get(key)
+            if shape is None and (masked := masked_ids(raw)) is not None:
+                key, shape = masked, shapes.get(masked)  # a line with hex ids is kept under its `shape_key`
             keys.append(key)
             if shape is not None and shape.ids == ids:
                 if not with_causes.isdisjoint(shape.primary):

@@ -16,7 +16,7 @@ from triage.engine.error_lines import WARNED, error_kind, warned
 from triage.engine.counts import Counts
 from triage.engine.evidence import EntryEvidence, Sighting
 from triage.engine.held_lines import END
-from triage.engine.normalize import decode_line, shape_key, without_ids
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, shape_key, without_ids
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
@@ -260,7 +260,8 @@ class Scanner:
         text = decode_line(window)
         if context.lines_seen < CONTEXT_LINES:
             shown = without_ids(window)  # a request id that starts `910b` names no chip
-            context.observe(text if shown is window else decode_line(shown), shape_key(shown))
+            # The ids are masked already: the digits make the shape key (`shape_key` of the window).
+            context.observe(text if shown is window else decode_line(shown), shown.translate(DIGITS_TO_ZERO))
         if len(unclaimed.frames) < MAX_FRAMES:
             newlines_before += block.count(b"\n", position, line_start)  # counted once: see _scan_block
             unclaimed.note_frame(text, (state.name, state.lines + newlines_before + 1))

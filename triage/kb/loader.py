@@ -240,7 +240,7 @@ def signature_locations(entry: Entry) -> list[tuple[tuple[Any, ...], Signature]]
     return found
 
 
-def regex_locations(signature: Signature) -> list[tuple[tuple[Any, ...], str]]:
+def _regex_locations(signature: Signature) -> list[tuple[tuple[Any, ...], str]]:
     """Every user regex of one signature (its own, `exclude` and `extract`), by its path in the signature."""
     found: list[tuple[tuple[Any, ...], str]] = [(("regex",), signature.regex)] if signature.regex else []
     found += [(("exclude", i), pattern) for i, pattern in enumerate(signature.exclude)]
@@ -248,13 +248,21 @@ def regex_locations(signature: Signature) -> list[tuple[tuple[Any, ...], str]]:
     return found
 
 
+def entry_regexes(entry: Entry) -> list[tuple[tuple[Any, ...], str]]:
+    """Every user regex of `entry` (see `signature_locations`), by its path in the document."""
+    return [
+        ((*loc, *sub), pattern)
+        for loc, signature in signature_locations(entry)
+        for sub, pattern in _regex_locations(signature)
+    ]
+
+
 def _refuse_unsafe_regexes(loaded: LoadedEntry) -> None:
     # Checked at every load, not only by `kb validate`: one such pattern can stall a scan on a short line.
-    for loc, signature in signature_locations(loaded.entry):
-        for sub, pattern in regex_locations(signature):
-            reason = unsafe_reason(pattern)
-            if reason:
-                raise KBError(loaded.path, loaded.line(*loc, *sub), f"{pattern!r}: {reason}")
+    for path, pattern in entry_regexes(loaded.entry):
+        reason = unsafe_reason(pattern)
+        if reason:
+            raise KBError(loaded.path, loaded.line(*path), f"{pattern!r}: {reason}")
 
 
 def entry_files(directory: Path) -> list[Path]:

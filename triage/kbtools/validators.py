@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from triage.kb.loader import regex_locations, signature_locations
+from triage.kb.loader import entry_regexes
 from triage.kb.models import CATEGORIES, Entry
 from triage.kb.paths import shipped_kb_dir
 from triage.kb.regex_safety import slow_on_long_runs, unsafe_reason
@@ -97,11 +97,10 @@ class RegexSafetyValidator(Validator):
     description = "every regex compiles and cannot backtrack catastrophically (no nested or overlapping quantifiers)"
 
     def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
-        for loc, signature in signature_locations(target.entry):
-            for sub, pattern in regex_locations(signature):
-                reason = unsafe_reason(pattern)
-                if reason:
-                    yield self.finding(target, f"{pattern!r}: {reason}", *loc, *sub)
+        for path, pattern in entry_regexes(target.entry):
+            reason = unsafe_reason(pattern)
+            if reason:
+                yield self.finding(target, f"{pattern!r}: {reason}", *path)
 
 
 class LongLineValidator(Validator):
@@ -112,14 +111,12 @@ class LongLineValidator(Validator):
     severity = "warning"
 
     def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
-        for loc, signature in signature_locations(target.entry):
-            for sub, pattern in regex_locations(signature):
-                slow = slow_on_long_runs(pattern)
-                if slow is not None:
-                    run, took = slow
-                    advice = r"start it where a run starts: (?<!\w), (?<!\S), \b or ^"
-                    message = f"{pattern!r} takes {took:.1f} s on a 16 KB line of {run}: {advice}"
-                    yield self.finding(target, message, *loc, *sub)
+        for path, pattern in entry_regexes(target.entry):
+            slow = slow_on_long_runs(pattern)
+            if slow is not None:
+                run, took = slow
+                advice = r"start it where a run starts: (?<!\w), (?<!\S), \b or ^"
+                yield self.finding(target, f"{pattern!r} takes {took:.1f} s on a 16 KB line of {run}: {advice}", *path)
 
 
 class HasExamplesValidator(Validator):
