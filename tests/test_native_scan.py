@@ -255,6 +255,21 @@ def test_progress_bars_in_long_lines_scan_as_in_the_pure_python_scan(engine_kb, 
     assert "npu-out-of-memory" in {d.id for d in native.result().diagnoses}
 
 
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("before", [16, 20, 25, 30, 34])
+def test_a_message_in_a_progress_bar_is_read_whole_where_a_read_ends(engine_kb, prefilter, monkeypatch, native, before):
+    # An overlong line is matched a read at a time (1 MiB): a message that a read's end falls inside
+    # (`before` bytes of it in that read) was matched as two pieces, neither of them the error.
+    from triage.engine.scanner import MAX_LINE
+
+    bar = "\r".join(f"train: {n % 100:3d}%|{'#' * (n % 40):40}| {n}/99999" for n in range(30_000)).encode()
+    message = ("\r" + OOM.format(n=2)).encode()
+    at = MAX_LINE - before
+    data = bar[:at] + message + bar[at:] + b"\n"
+    result = scan(engine_kb, prefilter, monkeypatch, data, MAX_LINE, native=native).result()
+    assert result.diagnoses[0].id == "npu-out-of-memory"
+
+
 def test_repeats_of_a_shape_count_with_their_own_lines_and_ranks(scan_text):
     lines = [f"[rank{n % 8}]: " + EI0006.format(n=1000 + n) for n in range(3000)]
     result = scan_text("\n".join(lines) + "\n")

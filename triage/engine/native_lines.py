@@ -116,13 +116,13 @@ class NativeLines:
 
     def settle(self, block: bytes) -> None:
         for line_start, line_end, ids, cause_ids, alike in self._fresh:
-            raw = block[line_start:line_end]
-            if alike:
-                kind = self._kind(raw, ids, cause_ids)
-            else:
+            if not (alike or line_start in self._repeated):
                 # Its lines still come back one by one, to be matched by digit group; only a shape
-                # that repeated, so that a log of distinct lines does not fill the table with them.
-                kind = _lineshapes.ACTIVE if line_start in self._repeated else None
+                # that repeated is registered, so that a log of distinct lines does not fill the
+                # table with them (nor is a line of megabytes copied out here for nothing).
+                continue
+            raw = block[line_start:line_end]
+            kind = self._kind(raw, ids, cause_ids) if alike else _lineshapes.ACTIVE
             if kind is None:
                 continue
             group = self._group(raw, cause_ids) if kind == _lineshapes.CAUSE else -1

@@ -26,7 +26,7 @@ from triage.engine.lines import Scope, jump_marks, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
-from triage.engine.slices import SCAN_SLICE, line_slices
+from triage.engine.slices import SCAN_SLICE, line_slices, overlong_cut
 from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
 from triage.engine.wrapped import wrapped_hits
 from triage.results import ScanResult
@@ -192,8 +192,8 @@ class Scanner:
         if len(state.pending) < MAX_LINE:
             return set()
         # Match a read's worth of the overlong line now (joined to the next, it was copied): same line number.
-        pending, state.pending = state.pending, b""
-        return self._scan_block(state, pending, 0, len(pending), complete=False)
+        pending, state.pending = state.pending, state.pending[overlong_cut(state.pending) :]
+        return self._scan_block(state, pending, 0, len(pending) - len(state.pending), complete=False)
 
     def _scan_block(self, state: _Source, block: bytes, start: int, end: int, *, complete: bool) -> set[int]:
         """Scan the whole lines of block[start:end]."""
