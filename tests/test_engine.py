@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
+
+import pytest
 
 from triage.engine.normalize import clean_text, decode_line, template
 from triage.engine.values import parse_value
@@ -377,6 +380,27 @@ def test_a_chunk_is_scanned_in_line_aligned_slices():
     assert all(data[stop - 1 : stop] == b"\n" for _, stop in slices)
     assert b"".join(data[a:b] for a, b in slices) == data
     assert (8, 39) in slices  # a line longer than a slice is one slice
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_each_piece_of_a_long_line_is_whole_in_exactly_one_window(seed):
+    from triage.engine.slices import WINDOW_OVERLAP, long_line_windows
+
+    rng = random.Random(seed)
+    pieces = [b"p" * rng.choice([1, 30, 200, 700]) for _ in range(400)]
+    line = b"\r".join(pieces) + b"x" * rng.choice([0, 5000])  # and a long stretch with no piece end
+    windows = list(long_line_windows(line, size=2000))
+    assert windows[0][0] == 0 and windows[-1][1] == len(line)
+    assert all(end - start <= 2000 for start, end in windows)
+    assert all(start <= previous_end for (_, previous_end), (start, _) in zip(windows, windows[1:]))
+    # A window ends before a carriage return, and the next starts on it; else they overlap.
+    for (_, end), (start, _) in zip(windows, windows[1:]):
+        assert (start == end and line[end : end + 1] == b"\r") or start == end - WINDOW_OVERLAP
+    at = 0
+    for piece in pieces:
+        if len(piece) <= 2000 - 2 * WINDOW_OVERLAP:
+            assert sum(start <= at and at + len(piece) <= end for start, end in windows) == 1
+        at += len(piece) + 1
 
 
 def test_a_warm_scan_of_a_log_without_errors_imports_only_what_it_uses(tmp_path):

@@ -270,6 +270,22 @@ def test_a_message_in_a_progress_bar_is_read_whole_where_a_read_ends(engine_kb, 
     assert result.diagnoses[0].id == "npu-out-of-memory"
 
 
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("before", [400, 200, 20])
+def test_a_message_in_a_progress_bar_is_counted_once_where_a_match_window_ends(
+    engine_kb, prefilter, monkeypatch, native, before
+):
+    # A long line is matched a window at a time; windows overlapped by 512 bytes, so a message in
+    # the overlap was counted (and listed) twice.
+    from triage.engine.shapes import MATCH_WINDOW
+
+    bar = "\r".join(f"train: {n % 100:3d}%|{'#' * (n % 40):40}| {n}/99999" for n in range(3000))
+    at = bar.find("\r", MATCH_WINDOW - before)
+    data = (bar[:at] + "\r" + OOM.format(n=2) + bar[at:] + "\n").encode()
+    oom = next(d for d in scan(engine_kb, prefilter, monkeypatch, data, 1 << 20, native=native).result().diagnoses)
+    assert (oom.id, oom.evidence_count, len(oom.evidence)) == ("npu-out-of-memory", 1, 1)
+
+
 def test_repeats_of_a_shape_count_with_their_own_lines_and_ranks(scan_text):
     lines = [f"[rank{n % 8}]: " + EI0006.format(n=1000 + n) for n in range(3000)]
     result = scan_text("\n".join(lines) + "\n")

@@ -26,7 +26,7 @@ from triage.engine.lines import Scope, jump_marks, line_finder
 from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
-from triage.engine.slices import SCAN_SLICE, line_slices, overlong_cut
+from triage.engine.slices import SCAN_SLICE, line_slices, long_line_windows, overlong_cut
 from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
 from triage.engine.wrapped import wrapped_hits
 from triage.results import ScanResult
@@ -316,9 +316,8 @@ class Scanner:
 
     def _match_long_line(self, state: _Source, line_number: int, raw: bytes) -> set[int]:
         newly: set[int] = set()
-        overlap = 512  # so that a message cut by a window edge is still whole in the next window
-        for start in range(0, len(raw), MATCH_WINDOW - overlap):
-            window = raw[start : start + MATCH_WINDOW].replace(b"\r", b"\n")  # a progress bar's pieces, apart
+        for start, end in long_line_windows(raw):
+            window = raw[start:end].replace(b"\r", b"\n")  # a progress bar's pieces, apart
             pieces = self._cause_lines.lines(window, [(0, len(window))], self.prefilter.candidates(window))
             for piece_start, piece_end, ids, causes, _ in pieces:
                 piece = window[piece_start:piece_end]

@@ -28,3 +28,22 @@ def overlong_cut(line: bytes) -> int:
     carriage return, if one is near its end, so that a progress bar's piece (and a message among
     them) is matched whole with the next read, not as two pieces that mean nothing; else at its end."""
     return max(0, line.rfind(b"\r", len(line) - MATCH_WINDOW)) or len(line)
+
+
+WINDOW_OVERLAP = 512
+"""Bytes a window of a long line shares with the next where it cannot end between two pieces: a
+message that the edge cuts is whole in one of them."""
+
+
+def long_line_windows(line: bytes, size: int = MATCH_WINDOW) -> Iterator[tuple[int, int]]:
+    """(start, end) of the windows in which a line longer than a match window is matched. A window
+    ends before its last carriage return, and the next starts there: each piece of a progress bar
+    (and a message among them) is whole in exactly one window, matched and counted once. Where no
+    carriage return lies in a window's last part, it ends at its size and the next overlaps it."""
+    start = 0
+    while start + size < len(line):
+        cut = line.rfind(b"\r", start + WINDOW_OVERLAP, start + size)
+        end = cut if cut > 0 else start + size
+        yield start, end
+        start = cut if cut > 0 else end - WINDOW_OVERLAP
+    yield start, len(line)
