@@ -90,3 +90,19 @@ def test_wilson_interval_matches_the_textbook_values():
     assert wilson_interval(5, 10) == [0.2366, 0.7634]
     assert wilson_interval(0, 10) == [0.0, 0.2775] and wilson_interval(10, 10) == [0.7225, 1.0]
     assert wilson_interval(337, 521) == [0.6049, 0.6867] and wilson_interval(0, 0) == [0.0, 0.0]
+
+
+def test_a_buried_case_keeps_its_pair_when_the_corpus_grows():
+    from pathlib import Path
+
+    from triage.kbtools.evaluate import burial
+
+    healthy = [Path(f"healthy-{n}.log") for n in range(40)]
+    pairs = {f"case-{n}": burial(f"case-{n}", healthy) for n in range(300)}
+    assert all(before != after for before, after in pairs.values())
+    assert len(set(pairs.values())) > 200  # spread over the healthy logs, not a few pairs for all
+    # A new healthy log takes over only the pairs it wins; the other cases keep theirs.
+    grown = [Path("new-healthy.log"), *healthy]
+    moved = [case for case, pair in pairs.items() if burial(case, grown) != pair]
+    assert all(Path("new-healthy.log") in burial(case, grown) for case in moved)
+    assert 0 < len(moved) < 40

@@ -9,6 +9,7 @@ the rules were written from proves nothing, the blind `test` split is the one to
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import re
 from collections import defaultdict
@@ -288,19 +289,29 @@ def evaluate(
     prefilter = build_prefilter(kb)
     citing = entries_citing(kb) if leave_thread_out else {}
     report = Report()
-    for number, case in enumerate(cases):
+    for case in cases:
         # A corpus case never counts as its own neighbour: the safety net is judged leave-one-out.
         case_kb = _without(kb, f"case:{case.id}", citing.get(thread_key(case.source), ()) if case.source else ())
         scanner = Scanner(case_kb, prefilter=prefilter)
         paths = [case.file]
         if bury_in and not case.healthy:
-            paths = [bury_in[number % len(bury_in)], case.file, bury_in[(number + 1) % len(bury_in)]]
+            before, after = burial(case.id, bury_in)
+            paths = [before, case.file, after]
             report.errors += _scan_as_one(scanner, paths, case.file.name)
         else:
             # A labelled log that cannot be read would count as "nothing fired": a silent pass.
             report.errors += scan_sources(scanner, [str(case.file)])
         report.outcomes.append(CaseOutcome(case, scanner.result(), _keyword(paths)))
     return report
+
+
+def burial(case_id: str, healthy: list[Path]) -> tuple[Path, Path]:
+    """The two healthy logs a failure log is buried between: those whose names hash highest with
+    the case's id, so that a case keeps its pair when other cases, failing or healthy, join the
+    corpus (by position in the list, each addition reshuffled every later case's pair, and the
+    buried figures moved by a point and a half with it)."""
+    ranked = sorted(healthy, key=lambda path: hashlib.sha256(f"{case_id}:{path.name}".encode()).digest())
+    return ranked[-1], ranked[-2 % len(ranked)]
 
 
 def _keyword(paths: list[Path]) -> str | None:
