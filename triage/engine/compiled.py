@@ -148,6 +148,7 @@ class EntryCard:
     summary: str
     generic: bool
     family: bool
+    stall: bool
     causes: tuple[CauseCard, ...]
     fixes: tuple[dict[str, Any], ...]
     probes: tuple[str, ...]
@@ -170,6 +171,7 @@ class EntryCard:
             summary=entry.summary,
             generic=entry.generic,
             family=entry.family,
+            stall=entry.stall,
             causes=tuple(
                 CauseCard(
                     id=cause.id,

@@ -12,6 +12,7 @@ from triage.engine.correlate import FAILURE_SEVERITIES
 from triage.engine.culprit import culprit_advice
 from triage.engine.evidence import EntryEvidence
 from triage.engine.safety_net import diagnose_unclaimed, second_opinion
+from triage.engine.stalls import stalled_on
 from triage.engine.suggested import suggested_fixes
 from triage.engine.unclaimed import UnclaimedErrors
 from triage.results import CauseResult, Diagnosis, EvidenceLine, ReferenceResult, ScanResult
@@ -215,7 +216,8 @@ def build_result(
     min_confidence: float = 0.0,
 ) -> ScanResult:
     context = context or JobContext()
-    fired = {index: ev for index, ev in evidence.items() if ev.fired}
+    # A stall entry's banner counts only where its log stopped.
+    fired = {i: ev for i, ev in evidence.items() if ev.fired and (not kb.entries[i].stall or stalled_on(ev, unclaimed))}
     specific_found = any(not kb.entries[index].generic for index in fired)
     curated_found = any(
         not kb.entries[index].generic

@@ -93,8 +93,7 @@ class Scanner:
             data, state.pending = state.pending + data[start:end], b""
             start, end = 0, len(data)
         if state.pending:
-            # Complete the carried-over line with this chunk's first line; the bulk of the chunk is
-            # then scanned in place, never copied (copies of big buffers cost as much as the scan).
+            # Complete the carried-over line with this chunk's first line; the rest is scanned in place, not copied.
             first = data.find(b"\n", start, end)
             if first < 0:
                 state.pending += data[start:end]
@@ -111,6 +110,7 @@ class Scanner:
     def finish(self, source: str = "-") -> set[int]:
         """The source ended: scan its last line even without a trailing newline."""
         state = self._source(source)
+        self.unclaimed.ended.add(source)
         if not state.pending:
             return set()
         block, state.pending = state.pending + b"\n", b""

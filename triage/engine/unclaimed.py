@@ -61,6 +61,9 @@ class UnclaimedErrors:
     failed, and (the last one) where a traceback whose error line is missing had got to."""
     tails: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     """The last lines of each source: where a log that stalls without an error stopped."""
+    ended: set[str] = field(default_factory=set)
+    """The sources read to their end: only there does a log's last line say where the job stopped (a
+    followed file that has not ended yet stops on whatever it printed last)."""
 
     def note_frame(self, text: str, where: tuple[str, int]) -> None:
         if len(self.frames) >= MAX_FRAMES:
@@ -109,6 +112,7 @@ class UnclaimedErrors:
         self.tails.update(
             (source, [(number + line_offset, text) for number, text in tail]) for source, tail in later.tails.items()
         )
+        self.ended |= later.ended
         for key, found in later.by_key.items():
             seen = self.by_key.get(key)
             if seen is not None:

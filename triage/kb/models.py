@@ -316,6 +316,11 @@ class Entry(_Strict):
         description="A family rule: recognises a whole class of failures by its shape (any unloadable library, any "
         "NaN metric); ranks below the specific entries that fire on the same log and above nothing.",
     )
+    stall: bool = Field(
+        False,
+        description="A hang: its signatures are banners that healthy runs print too, which count only where a log "
+        "that has ended stops on one (within its last lines, no error after it), not where the job went past them.",
+    )
     signatures: list[Signature] = Field(min_length=1)
     causes: list[Cause] = Field(default_factory=list)
     fixes: list[Fix] = Field(default_factory=list)

@@ -289,6 +289,7 @@ class HarmlessLinesValidator(Validator):
                 or signature.kind == "fuzzy"
                 or signature.against
                 or (signature.cause is not None) != self.causes
+                or (entry.stall and signature.cause is None)  # a banner of healthy runs, counted only where a log ends
             ):
                 continue  # fuzzy signatures are held to the harmless logs by healthy_logs, through the scanner
             hit = next(((path, number) for path, number, text in lines if confirm(signature, text)), None)
