@@ -85,6 +85,8 @@ class Follower:
         rescan_seconds: float = RESCAN_SECONDS,
         clock: Callable[[], float] = time.monotonic,
         max_open: int = MAX_OPEN_FILES,
+        quiet_after: float | None = None,
+        on_quiet: Callable[[str], None] | None = None,
     ) -> None:
         self._patterns = [os.path.expanduser(pattern) for pattern in patterns]
         self._sink = sink
@@ -100,6 +102,10 @@ class Follower:
         """Compressed and binary files a pattern matched: named once, never followed."""
         self._next_rescan = 0.0
         self._started = False
+        self._quiet_after = quiet_after
+        self._on_quiet = on_quiet
+        self._quiet: set[str] = set()
+        """Files reported quiet (`on_quiet`) and silent since: each quiet spell is reported once."""
 
     @property
     def paths(self) -> list[str]:
@@ -111,7 +117,9 @@ class Follower:
         if now >= self._next_rescan:
             self._discover()
             self._next_rescan = now + self._rescan_seconds
-        return sum(self._read_more(followed) for followed in list(self._followed.values()))
+        read = sum(self._read_more(followed) for followed in list(self._followed.values()))
+        self._report_quiet(self._clock())
+        return read
 
     def close(self) -> None:
         """Stop following: each source's last line is scanned even without its newline."""
@@ -119,6 +127,16 @@ class Follower:
             self._drop(followed)
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _report_quiet(self, now: float) -> None:
+        """Tell `on_quiet` of each file that has written nothing for `quiet_after` seconds, once a
+        spell: a job that hangs prints nothing more, and its last line says where it stopped."""
+        if self._quiet_after is None or self._on_quiet is None:
+            return
+        for followed in self._followed.values():
+            if followed.path not in self._quiet and now - followed.active_at >= self._quiet_after:
+                self._quiet.add(followed.path)
+                self._on_quiet(followed.path)
 
     def _tell_once(self, key: str, message: str) -> None:
         if key not in self._told:
@@ -186,6 +204,7 @@ class Follower:
             self._sink.feed(chunk, followed.path)
         if count:
             followed.active_at = self._clock()
+            self._quiet.discard(followed.path)
         # Only after draining: the lines written to the old file before it was rotated come first.
         if self._replaced(followed):
             self._drop(followed)
@@ -257,6 +276,7 @@ class Follower:
 
     def _drop(self, followed: _Followed) -> None:
         del self._followed[followed.path]
+        self._quiet.discard(followed.path)
         if followed.handle is not None:
             followed.handle.close()
         self._sink.finish(followed.path)

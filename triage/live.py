@@ -36,19 +36,26 @@ class LiveScan:
         self._evidence_seen = 0
 
     def feed(self, data: bytes, source: str) -> None:
+        self.scanner.unclaimed.ended.discard(source)  # it grew: where it stopped before is not where it ends
         self._publish(self.scanner.feed(data, source))
 
     def finish(self, source: str) -> None:
         self._publish(self.scanner.finish(source))
 
+    def quiet(self, source: str) -> None:
+        """The source has written nothing for a long while (see `Follower`): take its last line as where
+        the job stopped, as if it had ended, so that a stall it shows is reported; `feed` undoes it."""
+        self.scanner.unclaimed.ended.add(source)
+        self._publish(set(), again=True)
+
     def summary(self) -> Event:
         return summary_event(ranked_result(self.scanner))
 
-    def _publish(self, newly: set[int]) -> None:
+    def _publish(self, newly: set[int], *, again: bool = False) -> None:
         # Re-ranking costs far more than matching, so it is redone only when some line matched:
         # a new entry fired, or new evidence may have moved a rank, a role or a top cause.
         seen = self.scanner.matched_lines
-        if not newly and seen == self._evidence_seen:
+        if not (newly or again) and seen == self._evidence_seen:
             return
         self._evidence_seen = seen
         for event in self._tracker.events(ranked_result(self.scanner)):

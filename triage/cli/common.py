@@ -95,6 +95,13 @@ def positive_float(value: str) -> float:
     return number
 
 
+def non_negative_float(value: str) -> float:
+    number = float(value)
+    if not (number >= 0 and math.isfinite(number)):
+        raise argparse.ArgumentTypeError("must be a number, 0 or above")
+    return number
+
+
 def unit_float(value: str) -> float:
     number = float(value)
     if not 0.0 <= number <= 1.0:

@@ -13,6 +13,7 @@ from triage.cli.common import (
     add_kb_options,
     failure_found,
     load_scan_kb,
+    non_negative_float,
     positive_float,
     warn,
 )
@@ -20,6 +21,9 @@ from triage.cli.common import (
 SEVERITIES = ("critical", "error", "warning", "info")
 """Worst first, as `--exit-on` reads them."""
 DEFAULT_INTERVAL = 0.05
+DEFAULT_STALL_AFTER = 300.0
+"""Seconds without a new line after which a followed log counts as stopped: longer than a step, a
+checkpoint save or a first compile usually takes to print something."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,6 +52,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=SEVERITIES,
         metavar="SEVERITY",
         help="exit with code 1 as soon as a diagnosis this severe or worse appears (critical|error|warning|info)",
+    )
+    parser.add_argument(
+        "--stall-after",
+        type=non_negative_float,
+        default=DEFAULT_STALL_AFTER,
+        metavar="SECONDS",
+        help="a log that writes nothing for this long is taken to have stopped where it ends: a banner it "
+        "ends on (a graph capture, a compile, HCCL init, a torch_extensions lock) is reported as a stall "
+        f"(default {DEFAULT_STALL_AFTER:g}; 0: never)",
     )
     parser.add_argument(
         "--interval",
@@ -87,7 +100,14 @@ def run(args: argparse.Namespace) -> int:
     live = LiveScan(Scanner(kb), on_event)
     # A job wrapper stops us with SIGTERM: give it the same summary as Ctrl-C.
     signal.signal(signal.SIGTERM, _interrupt)
-    follower = Follower(args.paths, live, from_start=args.from_start, notify=warn)
+    follower = Follower(
+        args.paths,
+        live,
+        from_start=args.from_start,
+        notify=warn,
+        quiet_after=args.stall_after or None,
+        on_quiet=live.quiet,
+    )
     try:
         # The flag is checked once per poll: a poll reads at most a few MiB per file.
         while True:

@@ -230,6 +230,8 @@ def _quiet_failure(unclaimed: UnclaimedErrors) -> tuple[list[ErrorLine], str | N
     )
     for kind, lines, found in quiet_kinds:
         for source, tail in unclaimed.tails.items():
+            if kind == STALL and source not in unclaimed.ended:
+                continue  # a log still being written stops, for now, on whatever it printed last
             for number, text in reversed(tail[-lines:] if lines else tail):
                 if found(text):
                     return [_tail_line(source, number, text)], kind
