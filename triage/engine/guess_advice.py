@@ -13,6 +13,7 @@ from triage.engine.advice import declared_stacks, order_fixes
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import GROUPS, JobContext
 from triage.engine.culprit import culprit_advice
+from triage.engine.hints import stall_of
 from triage.engine.named import NamedFailure, named_failure
 from triage.engine.nearest import Guess
 from triage.engine.normalize import template
@@ -57,11 +58,23 @@ def unknown_cause() -> CauseResult:
 
 
 def guess_advice(
-    kb: CompiledKB, guess: Guess | None, unclaimed: UnclaimedErrors, lead: ErrorLine, context: JobContext
+    kb: CompiledKB,
+    guess: Guess | None,
+    unclaimed: UnclaimedErrors,
+    lead: ErrorLine,
+    context: JobContext,
+    *,
+    stalled: bool = False,
 ) -> tuple[list[CauseResult], list[FixResult], str]:
     """A guess's causes and fixes (see `_lent_advice`), with the action its error lines ask for
-    themselves (see `triage.engine.suggested`) first."""
-    causes, fixes, lent = _lent_advice(kb, guess, unclaimed, lead, context)
+    themselves (see `triage.engine.suggested`) first. Those of a log that stalled on its last line
+    are the KB's rule's for the work it stopped in (see `hints.stall_of`), where the KB has it."""
+    rule = _stall_rule(kb, lead.message) if stalled else None
+    if rule is not None:
+        causes, fixes = _advice(kb, rule[0], context)
+        lent = _lent_by_rule(kb, rule, "causes and fixes")
+    else:
+        causes, fixes, lent = _lent_advice(kb, guess, unclaimed, lead, context)
     first, after = suggested_fixes([lead.line.text, *(e.line.text for e in unclaimed.most_telling())], context)
     return causes, first + fixes + after, lent
 
@@ -123,8 +136,21 @@ def _named_first(named: NamedFailure, causes: list[CauseResult]) -> list[CauseRe
     ]
 
 
-def _lent_by_rule(kb: CompiledKB, family: tuple[int, float], what: str) -> str:
+def _stall_rule(kb: CompiledKB, last_line: str) -> tuple[int, float | None] | None:
+    """The KB's rule for the work a job stopped in, as its last line names it, where the KB has it
+    (a KB of one's own may not): the rule whose examples merely read most alike was another kind of
+    failure (a Triton kernel's block sizes for a capture that hung, KV-transfer ports for a rendezvous)."""
+    found = stall_of(last_line)
+    if found is None:
+        return None
+    wanted = found[1]
+    return next(((n, None) for n, entry in enumerate(kb.entries) if entry.id == wanted and not entry.overridden), None)
+
+
+def _lent_by_rule(kb: CompiledKB, family: tuple[int, float | None], what: str) -> str:
     rule, similarity = family
+    if similarity is None:
+        return f"The {what} are those of {kb.entries[rule].id}, the rule for a job that stops in that work."
     return (
         f"The {what} are those of {kb.entries[rule].id}, the rule of this family whose examples read "
         f"most alike ({similarity:.0f}% similar): a place to start, not a match."

@@ -71,15 +71,23 @@ CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
     ("other", r"\bp2p\b|\bsdma\b|driver internal|peer access|\bpcie\b|\becc\b|heartbeat lost|device lost"),
 )
 _COMPILED = _lazy_all(CATEGORY_WORDS)
-STALL_WORDS: tuple[tuple[str, str], ...] = (
-    ("dynamic_shape_compile", r"captur|compil|warm ?up|\bgraph"),
+STALL_WORDS: tuple[tuple[str, str, str], ...] = (
+    ("dynamic_shape_compile", r"captur", "family-graph-capture-failed"),
+    ("dynamic_shape_compile", r"compil|warm ?up", "first-step-online-compile-slow"),
+    ("dynamic_shape_compile", r"\bgraph", "family-graph-capture-failed"),
     (
         "hccl_timeout",
         r"\bbarrier\b|rendezvous|process group|initiali[sz]ing (?:hccl|nccl|distributed)|\bhccl\b|waiting for",
+        "family-dist-rendezvous-failure",
     ),
 )
-"""A log that ends on one of these, with no error at all, stopped while doing it: a stall."""
-_STALLS = _lazy_all(STALL_WORDS)
+"""A log that ends on one of these, with no error at all, stopped while doing it: a stall, of this
+family, whose advice is that of the KB's rule for the work it stopped in (a graph capture, a first
+compile, a rendezvous): the rule whose examples merely read most alike was another family's kind of
+failure (a Triton kernel's block sizes for a capture that hung)."""
+_STALLS = cache(
+    lambda: tuple((category, re.compile(pattern, re.IGNORECASE), rule) for category, pattern, rule in STALL_WORDS)
+)
 
 
 _FINISHED = _lazy(
@@ -92,11 +100,18 @@ capturing finished in 12 secs"), or a setting rather than work under way ("Compi
 eager mode", "PIECEWISE compilation enabled"): the job went past it."""
 
 
-def stall_category(text: str) -> str | None:
-    """The family of what a last line says the job was doing, or None for a line that is no stall."""
+def stall_of(text: str) -> tuple[str, str] | None:
+    """The family of what a last line says the job was doing and the KB rule for a job stopped
+    there, or None for a line that is no stall."""
     if _FINISHED().search(text):
         return None
-    return next((category for category, pattern in _STALLS() if pattern.search(text)), None)
+    return next(((category, rule) for category, pattern, rule in _STALLS() if pattern.search(text)), None)
+
+
+def stall_category(text: str) -> str | None:
+    """The family of what a last line says the job was doing, or None for a line that is no stall."""
+    found = stall_of(text)
+    return None if found is None else found[0]
 
 
 def word_votes(text: str) -> dict[str, float]:

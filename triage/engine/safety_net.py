@@ -90,7 +90,7 @@ def diagnose_unclaimed(
     category = guess.category if guess else "other"
     strength = guess.share * max(0.0, guess.score - 55.0) / 45.0 if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
-    causes, fixes, lent = guess_advice(kb, guess, unclaimed, lead, context)
+    causes, fixes, lent = guess_advice(kb, guess, unclaimed, lead, context, stalled=quiet == STALL)
     primary = Diagnosis(
         id=ID,
         category=category,
