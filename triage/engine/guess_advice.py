@@ -13,7 +13,6 @@ from triage.engine.advice import declared_stacks, order_fixes
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import GROUPS, JobContext
 from triage.engine.culprit import culprit_advice
-from triage.engine.hints import stall_of
 from triage.engine.named import NamedFailure, named_failure
 from triage.engine.nearest import Guess
 from triage.engine.normalize import template
@@ -64,15 +63,16 @@ def guess_advice(
     lead: ErrorLine,
     context: JobContext,
     *,
-    stalled: bool = False,
+    rule: str | None = None,
 ) -> tuple[list[CauseResult], list[FixResult], str]:
     """A guess's causes and fixes (see `_lent_advice`), with the action its error lines ask for
-    themselves (see `triage.engine.suggested`) first. Those of a log that stalled on its last line
-    are the KB's rule's for the work it stopped in (see `hints.stall_of`), where the KB has it."""
-    rule = _stall_rule(kb, lead.message) if stalled else None
-    if rule is not None:
-        causes, fixes = _advice(kb, rule[0], context)
-        lent = _lent_by_rule(kb, rule, "causes and fixes")
+    themselves (see `triage.engine.suggested`) first. A log with no error that shows how it failed
+    (a stall, degenerate output) names the KB's `rule` for that kind of failure: its advice is
+    lent, where the KB has it."""
+    kind = _rule_by_id(kb, rule)
+    if kind is not None:
+        causes, fixes = _advice(kb, kind[0], context)
+        lent = _lent_by_rule(kb, kind, "causes and fixes")
     else:
         causes, fixes, lent = _lent_advice(kb, guess, unclaimed, lead, context)
     first, after = suggested_fixes([lead.line.text, *(e.line.text for e in unclaimed.most_telling())], context)
@@ -136,21 +136,22 @@ def _named_first(named: NamedFailure, causes: list[CauseResult]) -> list[CauseRe
     ]
 
 
-def _stall_rule(kb: CompiledKB, last_line: str) -> tuple[int, float | None] | None:
-    """The KB's rule for the work a job stopped in, as its last line names it, where the KB has it
-    (a KB of one's own may not): the rule whose examples merely read most alike was another kind of
-    failure (a Triton kernel's block sizes for a capture that hung, KV-transfer ports for a rendezvous)."""
-    found = stall_of(last_line)
-    if found is None:
+def _rule_by_id(kb: CompiledKB, rule: str | None) -> tuple[int, float | None] | None:
+    """A rule named by id, where the KB has it (a KB of one's own may not): for a log with no error,
+    the rule whose examples merely read most alike was another kind of failure (a Triton kernel's
+    block sizes for a graph capture that hung, KV-transfer ports for a rendezvous, Inf/NaN settings
+    for garbled text). Not a rule whose signatures are all switched off (overridden, or left out
+    for the thread it was written from, as `triage eval --leave-thread-out` does)."""
+    index = next((n for n, entry in enumerate(kb.entries) if entry.id == rule), None)
+    if index is None or all(signature.off for signature in kb.signatures if signature.entry == index):
         return None
-    wanted = found[1]
-    return next(((n, None) for n, entry in enumerate(kb.entries) if entry.id == wanted and not entry.overridden), None)
+    return index, None
 
 
 def _lent_by_rule(kb: CompiledKB, family: tuple[int, float | None], what: str) -> str:
     rule, similarity = family
     if similarity is None:
-        return f"The {what} are those of {kb.entries[rule].id}, the rule for a job that stops in that work."
+        return f"The {what} are those of {kb.entries[rule].id}, the KB's rule for this kind of failure."
     return (
         f"The {what} are those of {kb.entries[rule].id}, the rule of this family whose examples read "
         f"most alike ({similarity:.0f}% similar): a place to start, not a match."

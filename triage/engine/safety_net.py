@@ -15,7 +15,7 @@ from triage.engine.compiled import CompiledKB
 from triage.engine.context import JobContext
 from triage.engine.guess_advice import guess_advice, unknown_cause
 from triage.engine.error_lines import TRACEBACK, WARNED, exception_name, message_of
-from triage.engine.hints import degenerate_text, evaluation_report, looped_output, stall_category, word_votes
+from triage.engine.hints import degenerate_text, evaluation_report, looped_output, stall_category, stall_of, word_votes
 from triage.engine.nearest import HEALTHY, Guess
 from triage.engine.normalize import template
 from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors, frame_of
@@ -41,6 +41,9 @@ REPORT = "report"
 """An evaluation report and no error: threads paste one when the scores came out lower than expected."""
 NUMERICAL_FAMILY = "nan_loss_scale"
 """The family of degenerate output and of a report of scores: numbers gone wrong on the device."""
+DEGENERATE_RULE = "family-degenerate-output"
+"""Its rule: a serving stack's quantized, fused or graph-mode path, as the advice for both (the rule
+whose examples read most alike, for garbled text, was the Inf/NaN settings of a training run)."""
 WARNED_REPEATS = 3
 """How often a warning that something failed must recur to count as the failure. In the train split,
 logs that hold nothing stronger and say such a warning three times or more are failures (paddle-lite
@@ -90,7 +93,7 @@ def diagnose_unclaimed(
     category = guess.category if guess else "other"
     strength = guess.share * max(0.0, guess.score - 55.0) / 45.0 if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
-    causes, fixes, lent = guess_advice(kb, guess, unclaimed, lead, context, stalled=quiet == STALL)
+    causes, fixes, lent = guess_advice(kb, guess, unclaimed, lead, context, rule=_rule_of_quiet(quiet, lead))
     primary = Diagnosis(
         id=ID,
         category=category,
@@ -212,6 +215,15 @@ def _word_votes(telling: list[ErrorLine], frames: str) -> dict[str, float]:
         for category, vote in word_votes(text).items():
             votes[category] = votes.get(category, 0.0) + weight * vote
     return votes
+
+
+def _rule_of_quiet(quiet: str | None, lead: ErrorLine) -> str | None:
+    """The KB's rule for how a log with no error shows it failed: the work a stall stopped in (see
+    `hints.stall_of`), or numbers gone wrong on the device for degenerate output and low scores."""
+    if quiet == STALL:
+        found = stall_of(lead.message)
+        return None if found is None else found[1]
+    return DEGENERATE_RULE if quiet in (DEGENERATE, REPORT) else None
 
 
 def _quiet_failure(unclaimed: UnclaimedErrors) -> tuple[list[ErrorLine], str | None]:
