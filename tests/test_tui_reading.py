@@ -56,3 +56,19 @@ def test_stop_ends_the_first_read_early(tmp_path: Path):
     reader, batches, _, _ = _reader([str(log)], follow=False)
     reader.read_all(lambda: True)
     assert batches == []
+
+
+def test_a_followed_log_that_went_quiet_is_ranked_again_with_its_stall(tmp_path: Path):
+    kb, errors = load_engine_kb([])
+    assert not errors
+    log = tmp_path / "rank0.log"
+    log.write_text("[rank0]: Using /root/.cache/torch_extensions/py310_cpu as PyTorch extensions root...\n")
+    quiet: list[int] = []
+    sink = DisplaySink(Scanner(kb), lambda _batch: None, on_quiet=lambda: quiet.append(1))
+    reader = LogReader(sink, [str(log)], follow=True, notify=print, quiet_after=0)
+    reader.read_all(lambda: False)
+    assert quiet == [1]  # once for the spell
+    assert sink.scanner.result().diagnoses[0].id == "torch-extension-build-lock-hang"
+    sink.feed(b"[rank0]: step 1 | loss 2.5\n", str(log))  # it wrote again: not stopped any more
+    assert str(log) not in sink.scanner.unclaimed.ended
+    reader.close()

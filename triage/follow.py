@@ -26,6 +26,9 @@ MAX_READ_PER_POLL = 16 << 20
 """One fast-growing file cannot hold up the others (or a Ctrl-C) for long."""
 RESCAN_SECONDS = 0.5
 """How often globs are expanded again; reading open files happens at every poll."""
+QUIET_AFTER = 300.0
+"""Seconds without a new line after which a followed log counts as stopped where it ends (a hang):
+longer than a step, a checkpoint save or a first compile usually takes to print something."""
 
 
 def _max_open_files() -> int:

@@ -17,13 +17,11 @@ from triage.cli.common import (
     positive_float,
     warn,
 )
+from triage.follow import QUIET_AFTER
 
 SEVERITIES = ("critical", "error", "warning", "info")
 """Worst first, as `--exit-on` reads them."""
 DEFAULT_INTERVAL = 0.05
-DEFAULT_STALL_AFTER = 300.0
-"""Seconds without a new line after which a followed log counts as stopped: longer than a step, a
-checkpoint save or a first compile usually takes to print something."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,11 +54,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--stall-after",
         type=non_negative_float,
-        default=DEFAULT_STALL_AFTER,
+        default=QUIET_AFTER,
         metavar="SECONDS",
         help="a log that writes nothing for this long is taken to have stopped where it ends: a banner it "
         "ends on (a graph capture, a compile, HCCL init, a torch_extensions lock) is reported as a stall "
-        f"(default {DEFAULT_STALL_AFTER:g}; 0: never)",
+        f"(default {QUIET_AFTER:g}; 0: never)",
     )
     parser.add_argument(
         "--interval",

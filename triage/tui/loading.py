@@ -54,7 +54,11 @@ class LogLoader:
 
         kb = load_reported_kb(self._kb_dirs, include_shipped=self._include_shipped_kb, warn=self._problem)
         scanner = Scanner(kb)
-        sink = DisplaySink(scanner, lambda batch: self._lines_read(batch, scanner))
+        sink = DisplaySink(
+            scanner,
+            lambda batch: self._lines_read(batch, scanner),
+            on_quiet=lambda: self._post(ScanUpdated(ranked_result(scanner), done=False)),
+        )
         reader = LogReader(sink, self._paths, follow=self._follow, notify=self._problem, stdin_data=self._stdin_data)
         try:
             reader.read_all(stop)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from triage.engine.normalize import decode_line
 from triage.engine.scanner import Scanner
-from triage.follow import Follower
+from triage.follow import QUIET_AFTER, Follower
 from triage.sources import SourceError, display_name, read_chunks, unfollowable
 
 CHUNK_SIZE = 1 << 20
@@ -30,13 +30,17 @@ class LogBatch:
 class DisplaySink:
     """A follower sink: the scanner gets the bytes, `on_batch` gets their complete lines, numbered."""
 
-    def __init__(self, scanner: Scanner, on_batch: Callable[[LogBatch], None]) -> None:
+    def __init__(
+        self, scanner: Scanner, on_batch: Callable[[LogBatch], None], on_quiet: Callable[[], object] = lambda: None
+    ) -> None:
         self.scanner = scanner
         self._on_batch = on_batch
+        self._on_quiet = on_quiet
         self._pending: dict[str, bytes] = {}
         self._lines: dict[str, int] = {}
 
     def feed(self, data: bytes, source: str) -> None:
+        self.scanner.unclaimed.ended.discard(source)  # it grew: where it stopped before is not where it ends
         self.scanner.feed(data, source)
         parts = (self._pending.get(source, b"") + data).split(b"\n")
         self._pending[source] = parts.pop()
@@ -49,6 +53,12 @@ class DisplaySink:
         pending = self._pending.pop(source, b"")
         if pending:
             self._emit(source, [pending])
+
+    def quiet(self, source: str) -> None:
+        """A followed source wrote nothing for a long while: its last line is where the job stopped
+        (see `LiveScan.quiet`), until it writes again; `on_quiet` hears it, to rank again."""
+        self.scanner.unclaimed.ended.add(source)
+        self._on_quiet()
 
     def _emit(self, source: str, raw_lines: list[bytes]) -> None:
         first = self._lines.get(source, 0) + 1
@@ -71,6 +81,7 @@ class LogReader:
         follow: bool,
         notify: Callable[[str], None],
         stdin_data: bytes | None = None,
+        quiet_after: float = QUIET_AFTER,
     ) -> None:
         self._sink = sink
         self._notify = notify
@@ -78,7 +89,11 @@ class LogReader:
         # Compressed and binary files are read once, as `scan` reads them: decompressed, or named and skipped.
         followed = [path for path in paths if follow and path != "-" and unfollowable(path) is None]
         self._once = [path for path in paths if path not in followed]
-        self._follower = Follower(followed, sink, from_start=True, notify=notify) if followed else None
+        self._follower = (
+            Follower(followed, sink, from_start=True, notify=notify, quiet_after=quiet_after, on_quiet=sink.quiet)
+            if followed
+            else None
+        )
 
     @property
     def following(self) -> bool:
