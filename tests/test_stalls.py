@@ -113,3 +113,24 @@ def test_triage_tail_names_the_hang_of_a_log_that_went_quiet(tmp_path, capsys, m
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0  # a stall is a warning: the job may yet move on
     assert [e["id"] for e in events if e["event"] == "diagnosis"] == [STALL]
+
+
+def test_a_job_that_prints_nothing_for_a_while_is_reported_quiet_while_it_runs():
+    import subprocess
+    import sys
+
+    from triage.instrument.job import Job
+
+    banner = BANNER.format(n=0)
+    code = f"print({banner!r}, flush=True); import time; time.sleep(1.0)"
+    heard: list[int | None] = []
+    with Job(quiet_after=0.3, on_quiet=lambda: heard.append(job.process.poll())) as job:
+        process = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        job.start(process)
+        output = b""
+        while chunk := job.read(1024):
+            output += chunk
+    assert banner.encode() in output
+    assert heard == [None]  # once, while the job was still running

@@ -8,7 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from triage.cli.common import EXIT_USAGE, add_kb_options, load_scan_kb
+from triage.cli.common import EXIT_USAGE, add_kb_options, load_scan_kb, non_negative_float
+from triage.follow import QUIET_AFTER
 from triage.instrument.job import DEFAULT_GRACE_SECONDS
 
 SOURCE = "<job>"
@@ -30,6 +31,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--record", type=Path, metavar="PATH", help="where the job's record goes (default: a temp file)"
+    )
+    parser.add_argument(
+        "--stall-after",
+        type=non_negative_float,
+        default=QUIET_AFTER,
+        metavar="SECONDS",
+        help="a job that prints nothing for this long is taken to have stopped where its output ends: a banner "
+        f"it ends on (a graph capture, a compile, HCCL init, a torch_extensions lock) is reported as a stall "
+        f"(default {QUIET_AFTER:g}; 0: never)",
     )
     parser.add_argument(
         "--grace",
@@ -72,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         live.scanner.context.observe_job(command, os.environ)
         # Whatever stops the stream (the job's end, a forwarded signal, a closed stdout), leaving
         # the block stops what is left of the job's group.
-        with Job(grace=args.grace) as job:
+        with Job(grace=args.grace, quiet_after=args.stall_after or None, on_quiet=lambda: live.quiet(SOURCE)) as job:
             try:
                 job.start(launch(command, record_path))
             except OSError as exc:

@@ -15,6 +15,7 @@ import select
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from types import FrameType
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -31,8 +32,18 @@ class Job:
     that lands between the start and the handlers would otherwise leave the job's group running.
     """
 
-    def __init__(self, *, grace: float = DEFAULT_GRACE_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        grace: float = DEFAULT_GRACE_SECONDS,
+        quiet_after: float | None = None,
+        on_quiet: Callable[[], None] | None = None,
+    ) -> None:
         self.grace = grace
+        self._quiet_after = quiet_after
+        self._on_quiet = on_quiet
+        """Told once a spell when the job has printed nothing for `quiet_after` seconds: a hang."""
+        self._output_at = time.monotonic()
         self.signalled: int | None = None
         """The first signal triage received and forwarded, if any."""
         self._kill_at: float | None = None
@@ -73,9 +84,11 @@ class Job:
             if exited and time.monotonic() - self._exited_at > DRAIN_SECONDS:  # type: ignore[operator]
                 return b""
             if select.select([self._fd], [], [], POLL_SECONDS)[0]:
+                self._output_at = time.monotonic()
                 return os.read(self._fd, size)  # b"" at end of file: every writer closed the pipe
             if exited:
                 return b""  # quiet after the exit: whoever still holds the pipe is not waited for
+            self._note_quiet()
 
     def stop(self) -> int:
         """End what is left of the job's group (TERM, then KILL after the grace) and reap the job."""
@@ -103,6 +116,13 @@ class Job:
         self.signalled = signum
         self._kill_at = time.monotonic() + self.grace
         self._signal_group(signum)
+
+    def _note_quiet(self) -> None:
+        if self._quiet_after is None or self._on_quiet is None:
+            return
+        if time.monotonic() - self._output_at >= self._quiet_after:
+            self._output_at = float("inf")  # once a spell: the next output starts the clock again
+            self._on_quiet()
 
     def _escalate_when_due(self) -> None:
         if self._kill_at is not None and time.monotonic() >= self._kill_at:
