@@ -119,6 +119,12 @@ def test_show_names_the_stacks_a_fix_is_for_and_the_corpus_case_that_confirms_it
     assert "only for: workload vllm" in out and "only for: workload sglang" in out
 
 
+def test_show_says_a_stall_entry_counts_only_where_a_log_stops(capsys):
+    code, out, _ = run(capsys, "kb", "show", "torch-extension-build-lock-hang")
+    assert code == 0 and "stall: its signatures count only where a log that has stopped ends on them" in out
+    assert "stall:" not in run(capsys, "kb", "show", "npu-out-of-memory")[1]
+
+
 def test_show_says_a_culprit_fix_is_filled_in_at_scan_time(capsys):
     code, out, _ = run(capsys, "kb", "show", "family-npu-python-module-missing")
     assert code == 0

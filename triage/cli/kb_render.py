@@ -16,6 +16,8 @@ def render_entry(entry: Entry, path: Path, proof: Mapping[str, Case] | None = No
     out = [f"{entry.id}: {entry.title}", f"  {entry.category} | {entry.severity} | {entry.status} | {path}"]
     if entry.generic:
         out.append("  generic wrapper: ranks below any specific cause in the same log")
+    if entry.stall:
+        out.append("  stall: its signatures count only where a log that has stopped ends on them")
     out += ["", *textwrap.wrap(" ".join(entry.summary.split()), 100)]
     out += _section("Signatures", [f"{s.kind} (weight {s.weight:g}): {s.pattern}" for s in entry.signatures])
     causes = []
