@@ -36,7 +36,6 @@ class LiveScan:
         self._evidence_seen = 0
 
     def feed(self, data: bytes, source: str) -> None:
-        self.scanner.unclaimed.ended.discard(source)  # it grew: where it stopped before is not where it ends
         self._publish(self.scanner.feed(data, source))
 
     def finish(self, source: str) -> None:
@@ -44,7 +43,7 @@ class LiveScan:
 
     def quiet(self, source: str) -> None:
         """The source has written nothing for a long while (see `Follower`): take its last line as where
-        the job stopped, as if it had ended, so that a stall it shows is reported; `feed` undoes it."""
+        the job stopped, as if it had ended, so that a stall it shows is reported; its next bytes undo it."""
         self.scanner.unclaimed.ended.add(source)
         self._publish(set(), again=True)
 

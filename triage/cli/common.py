@@ -95,6 +95,22 @@ def positive_float(value: str) -> float:
     return number
 
 
+def add_stall_option(parser: argparse.ArgumentParser, quiet: str) -> None:
+    """`--stall-after` of the faces that watch output as it comes (`tail`, `run`): `quiet` says what
+    goes quiet ("a log that writes nothing")."""
+    from triage.follow import QUIET_AFTER
+
+    parser.add_argument(
+        "--stall-after",
+        type=non_negative_float,
+        default=QUIET_AFTER,
+        metavar="SECONDS",
+        help=f"{quiet} for this long is taken to have stopped where it ends: a banner it ends on (a graph "
+        "capture, a compile, HCCL init, a torch_extensions lock) is reported as a stall "
+        f"(default {QUIET_AFTER:g}; 0: never)",
+    )
+
+
 def non_negative_float(value: str) -> float:
     number = float(value)
     if not (number >= 0 and math.isfinite(number)):

@@ -8,8 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from triage.cli.common import EXIT_USAGE, add_kb_options, load_scan_kb, non_negative_float
-from triage.follow import QUIET_AFTER
+from triage.cli.common import EXIT_USAGE, add_kb_options, add_stall_option, load_scan_kb
 from triage.instrument.job import DEFAULT_GRACE_SECONDS
 
 SOURCE = "<job>"
@@ -32,15 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--record", type=Path, metavar="PATH", help="where the job's record goes (default: a temp file)"
     )
-    parser.add_argument(
-        "--stall-after",
-        type=non_negative_float,
-        default=QUIET_AFTER,
-        metavar="SECONDS",
-        help="a job that prints nothing for this long is taken to have stopped where its output ends: a banner "
-        f"it ends on (a graph capture, a compile, HCCL init, a torch_extensions lock) is reported as a stall "
-        f"(default {QUIET_AFTER:g}; 0: never)",
-    )
+    add_stall_option(parser, "a job that prints nothing")
     parser.add_argument(
         "--grace",
         type=float,

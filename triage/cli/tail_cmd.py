@@ -11,13 +11,12 @@ from triage.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     add_kb_options,
+    add_stall_option,
     failure_found,
     load_scan_kb,
-    non_negative_float,
     positive_float,
     warn,
 )
-from triage.follow import QUIET_AFTER
 
 SEVERITIES = ("critical", "error", "warning", "info")
 """Worst first, as `--exit-on` reads them."""
@@ -51,15 +50,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SEVERITY",
         help="exit with code 1 as soon as a diagnosis this severe or worse appears (critical|error|warning|info)",
     )
-    parser.add_argument(
-        "--stall-after",
-        type=non_negative_float,
-        default=QUIET_AFTER,
-        metavar="SECONDS",
-        help="a log that writes nothing for this long is taken to have stopped where it ends: a banner it "
-        "ends on (a graph capture, a compile, HCCL init, a torch_extensions lock) is reported as a stall "
-        f"(default {QUIET_AFTER:g}; 0: never)",
-    )
+    add_stall_option(parser, "a log that writes nothing")
     parser.add_argument(
         "--interval",
         type=positive_float,

@@ -75,9 +75,9 @@ def diagnose_unclaimed(
         return []
     lead = telling[0]
     decoded: list[tuple[Decoded, float]] = []
+    family, rule = _quiet_kind(quiet, lead)
     if quiet:
         # No error line: error neighbours say nothing of it, what the log shows last does.
-        family = NUMERICAL_FAMILY if quiet in (DEGENERATE, REPORT) else stall_category(lead.message) or "other"
         guess = kb.neighbour_index.guess([], {family: 1.0})
     else:
         decoded = [(found, e.salience) for e in telling for found in kb.code_table.decode(e.message)]
@@ -93,7 +93,7 @@ def diagnose_unclaimed(
     category = guess.category if guess else "other"
     strength = guess.share * max(0.0, guess.score - 55.0) / 45.0 if guess else 0.0
     confidence = round(MIN_CONFIDENCE + (MAX_CONFIDENCE - MIN_CONFIDENCE) * strength * lead.salience, 3)
-    causes, fixes, lent = guess_advice(kb, guess, unclaimed, lead, context, rule=_rule_of_quiet(quiet, lead))
+    causes, fixes, lent = guess_advice(kb, guess, unclaimed, lead, context, rule=rule)
     primary = Diagnosis(
         id=ID,
         category=category,
@@ -217,13 +217,14 @@ def _word_votes(telling: list[ErrorLine], frames: str) -> dict[str, float]:
     return votes
 
 
-def _rule_of_quiet(quiet: str | None, lead: ErrorLine) -> str | None:
-    """The KB's rule for how a log with no error shows it failed: the work a stall stopped in (see
-    `hints.stall_of`), or numbers gone wrong on the device for degenerate output and low scores."""
-    if quiet == STALL:
-        found = stall_of(lead.message)
-        return None if found is None else found[1]
-    return DEGENERATE_RULE if quiet in (DEGENERATE, REPORT) else None
+def _quiet_kind(quiet: str | None, lead: ErrorLine) -> tuple[str, str | None]:
+    """How a log with no error shows it failed: its family and the KB's rule for it, the work a stall
+    stopped in (see `hints.stall_of`), or numbers gone wrong on the device for degenerate output and
+    low scores. ("other", None) for a log with an error line."""
+    if quiet in (DEGENERATE, REPORT):
+        return NUMERICAL_FAMILY, DEGENERATE_RULE
+    found = stall_of(lead.message) if quiet == STALL else None
+    return found if found is not None else ("other", None)
 
 
 def _quiet_failure(unclaimed: UnclaimedErrors) -> tuple[list[ErrorLine], str | None]:

@@ -84,6 +84,7 @@ class Scanner:
         the first time. `end`: a line end; the caller reads data[end:] again (see `reads_to_line_ends`)."""
         end = len(data) if end is None else end
         state = self._source(source)
+        self.unclaimed.ended.discard(source)  # it grew: where it stopped (`finish`, a quiet spell) is not its end
         self.bytes += end - start
         tail = data[max(start, end - TAIL_BYTES) : end]
         state.tail = tail if len(tail) == TAIL_BYTES else (state.tail + tail)[-TAIL_BYTES:]

@@ -40,7 +40,6 @@ class DisplaySink:
         self._lines: dict[str, int] = {}
 
     def feed(self, data: bytes, source: str) -> None:
-        self.scanner.unclaimed.ended.discard(source)  # it grew: where it stopped before is not where it ends
         self.scanner.feed(data, source)
         parts = (self._pending.get(source, b"") + data).split(b"\n")
         self._pending[source] = parts.pop()
