@@ -304,6 +304,12 @@ def test_a_log_that_ends_on_work_finished_is_no_stall(scan_text, last):
         '{"choices":[{"index":0,"text":",.,. and,.,,,,,,.,0 and,, and,,,)),.,, a,;,,,.,,;;,,,,, and,, to,,,,,,,,,.,,,,,,,,,.,)"}]}',
         # vllm-project/vllm-ascend#9951, as pasted (shortened): a whole sentence said again and again
         '"message":{"role":"assistant","content":"The cat sits on the mat. The cat sits on the mat. The cat sits on the mat. The',
+        # vllm-project/vllm-ascend#4283, as pasted bare (shortened): a soup of writing systems needs no key
+        "sions(FragmentDead already732 cubes alpha talkVSそう faturTl局 sh Interpretation Cunningham-leancen "
+        "DroplisParashela empowered/Sh Broken domaineben粗Smoke-seMain.gener",
+        # ggml-org/llama.cpp#25693, under an evaluation harness's own key
+        '{"origin_prompt": "what is deep learning?", "prediction": "**Deep Learning高雅 аку primeiro punish Mehr '
+        'synchronized gewetoLowerCaseIdeIde{!!详细描述 primeiroIdeannten punishlox÷toLowerCasetoLowerCase гр"}',
     ],
 )
 def test_output_that_repeats_itself_is_degenerate(line):
@@ -323,6 +329,8 @@ def test_output_that_repeats_itself_is_degenerate(line):
         "Loading checkpoint shards ........................................ done",
         "Prompt: 'Translate: good morning', Generated text: ' Bonjour! In Japanese: おはよう, in Chinese: 早上好.'",
         "Generated text: ' 北京是中国的首都 (Beijing is the capital of China), 上海 is its largest city.'",
+        # Bilingual log lines: two writing systems, however often they switch
+        "[INFO] 模型加载完成 model loaded 权重 weights 已就绪 ready 设备 npu:0 显存 HBM 使用 usage 正常 ok",
         # A request's prompt, and a completion of code: punctuation, but not mostly
         '{"text": "What is SGLang?", "sampling_params": {"temperature": 0, "max_new_tokens": 1000}}',
         '"text":"def f(x):\n    return {k: [v] for k, v in x.items()} if x else {}"',

@@ -159,21 +159,24 @@ _SCRIPTS = _lazy(
 )
 MIXED_SCRIPTS = 3
 SCRIPT_SWITCHES = 5
-"""Generated text that hops between three writing systems five times in one line is token soup
-(wrong logits decoded), not a translation: real bilingual output keeps to two and switches rarely."""
+"""A line that hops between three writing systems five times is token soup (wrong logits decoded),
+not a translation: real bilingual output keeps to two and switches rarely. It needs no marker of
+generated text: threads paste the garbled answer bare, or under a harness's own key (`"prediction"`),
+and no line of the corpus's healthy logs, or of its failure logs but garbled answers, hops so."""
 
 
 def degenerate_text(text: str) -> bool:
     """Whether a line holds generated text gone degenerate: a phrase of words (not numbers), a mix
-    of symbols (not a path or a banner) or CJK characters repeated over and over; or, where the line
-    hands over generated text, one symbol repeated or a soup of writing systems."""
+    of symbols (not a path or a banner) or CJK characters repeated over and over, or a soup of
+    writing systems; or, where the line hands over generated text, one symbol repeated or mostly
+    punctuation."""
     if any(re.search(r"[^\W\d_]", m.group(1)) for m in _REPEATED_PHRASE().finditer(text)):
         return True
     if any(
         len(set(unit := m.group(1))) >= 2 and not set(unit) <= _PATH_SYMBOLS for m in _REPEATED_SYMBOLS().finditer(text)
     ):
         return True
-    if _REPEATED_CJK().search(text) is not None:
+    if _REPEATED_CJK().search(text) is not None or _script_soup(text):
         return True
     generated = _GENERATED().search(text)
     if generated is None:
@@ -206,9 +209,11 @@ def _garbled(generated: str) -> bool:
     if _ONE_SYMBOL_RUN().search(generated):
         return True
     visible = "".join(generated.split())[:SOUP_SPAN]
-    if len(visible) == SOUP_SPAN and sum(not c.isalnum() for c in visible) >= PUNCTUATION_SOUP * SOUP_SPAN:
-        return True
-    scripts = [m.lastindex for m in _SCRIPTS().finditer(generated)]
+    return len(visible) == SOUP_SPAN and sum(not c.isalnum() for c in visible) >= PUNCTUATION_SOUP * SOUP_SPAN
+
+
+def _script_soup(text: str) -> bool:
+    scripts = [m.lastindex for m in _SCRIPTS().finditer(text)]
     switches = sum(1 for before, after in zip(scripts, scripts[1:]) if before != after)
     return len(set(scripts)) >= MIXED_SCRIPTS and switches >= SCRIPT_SWITCHES
 
