@@ -55,6 +55,21 @@ def test_oom_fragmentation_is_the_likely_cause(scan_text):
     assert top.evidence[0].line == 1
 
 
+def test_a_limit_the_check_line_states_outranks_the_stacks_usual_cause(scan_text):
+    # sgl-project/sgl-kernel-npu#185, as pasted: on sglang, where quantization settings are the usual
+    # refusal, a kernel's own limit on the batch says which value is out of range.
+    result = scan_text(
+        "[2025-11-14 14:01:31 TP0 EP0] Prefill batch, #new-seq: 31, #new-token: 4224, #cached-token: 0\n"
+        "[ERROR][FusedDeepMoe] batchSize(bs) must <= 256.\n"
+        "[ERROR][FusedDeepMoe] CheckData failed.\n"
+        "[2025-11-14 14:01:31 TP4 EP4] Scheduler hit an exception: Traceback (most recent call last):\n"
+    )
+    top = result.diagnoses[0]
+    assert top.id == "family-aclnn-param-check-failed"
+    assert top.causes[0].id == "value-outside-kernel-range"
+    assert "--chunked-prefill-size" in " ".join(top.fixes[0].commands)
+
+
 def test_same_line_from_many_ranks_is_one_template(scan_text):
     lines = "\n".join(f"[rank{r}]: {OOM}" for r in range(8))
     result = scan_text(lines)
