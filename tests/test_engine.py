@@ -70,6 +70,43 @@ def test_a_limit_the_check_line_states_outranks_the_stacks_usual_cause(scan_text
     assert "--chunked-prefill-size" in " ".join(top.fixes[0].commands)
 
 
+@pytest.mark.parametrize(
+    ("line", "entry", "cause", "fix_word"),
+    [
+        # cann/hccl fault-diagnosis guide, EI0001 (as printed there): the variable is named, with what it takes
+        (
+            "[ERROR]HCCL(3729526,python3.11):2025-10-23-17:30:40.098.973 [externalinput.cc:963] "
+            "[3729526][Parse][rdmaServerLevel]HCCL_RDMA_SL[1000] is invalid. except: [0, 7]",
+            "family-hccl-comm-failure",
+            "env-var-invalid",
+            "HCCL_SOCKET_IFNAME",
+        ),
+        # the same guide, EI0004: the rank table's own path
+        (
+            "[ERROR] HCCL(1104629,test_one_side):2025-10-28-17:45:13.679.684 [param_check.cc:66] [1104629]"
+            "[InitGroupStage][RanktableConfig]errNo[0x0000000005010001] path /ranktable.json is not a valid real path",
+            "hccl-ranktable-invalid",
+            "table-path-unreadable",
+            "RANK_TABLE_FILE",
+        ),
+        # and EI0014: the table's device_ip against the NIC's
+        (
+            "[ERROR] HCCP(166192,eExecutor):2025-01-21-16:59:39.962.565 [ra_host.c:480]tid:167056,"
+            "ra_rdev_init_check_ip(480) : [check][ip]fail, ret(129) the IP address(127.10.0.0) in the ranktable is "
+            "inconsistent with the IP address(127.10.0.1) of the network adapter, please make sure they're consistent.",
+            "hccl-ranktable-invalid",
+            "device-ip-wrong",
+            "hccn_tool",
+        ),
+    ],
+)
+def test_an_hccl_configuration_error_names_its_setting(scan_text, line, entry, cause, fix_word):
+    top = scan_text(line + "\n").diagnoses[0]
+    assert (top.id, top.causes[0].id) == (entry, cause)
+    first = top.fixes[0]
+    assert fix_word in " ".join([first.title, first.description or "", *first.commands])
+
+
 def test_same_line_from_many_ranks_is_one_template(scan_text):
     lines = "\n".join(f"[rank{r}]: {OOM}" for r in range(8))
     result = scan_text(lines)
