@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.engine.hints import degenerate_text, looped_output
+from triage.engine.hints import degenerate_text, looped_output, word_votes
 from triage.engine.error_lines import (
     CODE,
     EXCEPTION,
@@ -423,6 +423,22 @@ def test_a_bare_traceback_header_gives_way_to_its_last_frame(scan_text, engine_k
     for cause in guess.causes:
         if "(as in " in cause.title:
             assert categories[cause.title.rsplit("(as in ", 1)[1][:-1]] == guess.category
+
+
+@pytest.mark.parametrize(
+    ("text", "family"),
+    [
+        # Ascend/op-plugin PR 5309 (train): a kernel that "only supports" one path is a limit of the op
+        (
+            "RuntimeError: GQA FP8 Fullquant(Qurey/Key Per-Token-Head, Value PerHead) only supports path 0.",
+            "unsupported_op",
+        ),
+        ("RuntimeError: HCCL function error: HcclAllreduce, error code is 9", "hccl_timeout"),
+    ],
+)
+def test_family_words_vote_for_their_family(text, family):
+    votes = word_votes(text)
+    assert max(votes, key=votes.__getitem__) == family
 
 
 def test_a_specific_entry_leaves_no_room_for_a_guess(scan_text):

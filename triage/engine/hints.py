@@ -61,7 +61,7 @@ CATEGORY_WORDS: tuple[tuple[str, str], ...] = (
         "unsupported_op",
         r"not (?:yet )?(?:supported|implemented)|unsupported|no kernel|not registered|"
         r"does not (?:has|have) any binary|fall ?back|dtype|float64|\bdouble\b|bfloat16|\bbf16\b|310p|300i|"
-        r"not support|tiling",
+        r"not support|tiling|only supports?\b",
     ),
     (
         "dynamic_shape_compile",
