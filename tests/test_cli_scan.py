@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.kb_helpers import entry_data, write_entry
 
 OOM = (
     "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; "
@@ -260,6 +261,23 @@ def test_malformed_user_kb_entry_is_skipped_with_a_warning(tmp_path, oom_log):
     proc = triage("scan", "--json", "--kb", str(tmp_path / "kb"), str(oom_log))
     assert proc.returncode == 1
     assert b"broken.yaml:" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_a_user_kb_regex_with_escapes_only_text_knows_is_searched_in_bytes_too(tmp_path):
+    # `\u2018` compiles for text, not for the bytes the prefilter searches: it made every scan with this
+    # KB end in a traceback. A bytes-only problem (`(?u)`) is a one-line KB error instead.
+    kb = tmp_path / "kb"
+    quoted = {"regex": "widget (?:\\u2018|')frob(?:\\u2019|') failed", "weight": 3}
+    write_entry(kb, entry_data("curly-quotes", "other", signatures=[quoted], examples={}))
+    log = tmp_path / "job.log"
+    log.write_text("step 1\nRuntimeError: widget \u2018frob\u2019 failed\n", encoding="utf-8")
+    proc = triage("scan", "--json", "--kb", str(kb), str(log))
+    assert b"Traceback" not in proc.stderr
+    assert json.loads(proc.stdout)["diagnoses"][0]["id"] == "curly-quotes"
+    flagged = {"regex": "(?u)widget frob failed", "weight": 3}
+    write_entry(kb, entry_data("curly-quotes", "other", signatures=[flagged], examples={}))
+    proc = triage("scan", "--json", "--kb", str(kb), str(log))
+    assert b"Traceback" not in proc.stderr and b"cannot be searched in a log's bytes" in proc.stderr
 
 
 def test_user_kb_overrides_shipped_entry(tmp_path, oom_log):

@@ -23,6 +23,7 @@ from triage.engine.context import CONTEXT_TRIGGERS
 from triage.engine import digits
 from triage.engine.digits import DigitReads, digit_analysis, regex_source_runs
 from triage.engine.repeats import unbounded_repeats
+from triage.kb.byte_patterns import text_escapes_as_characters
 
 TRIGGER = -1
 """The id reported for a trigger word (a line that fuzzy signatures should look at)."""
@@ -59,7 +60,7 @@ class Prefilter(Protocol):
 
 def hyperscan_expression(pattern: str) -> bytes:
     # Hyperscan has no named groups, and leading or trailing `.*` only multiplies match events.
-    pattern = re.sub(r"\(\?P<\w+>", "(", unbounded_repeats(pattern))
+    pattern = re.sub(r"\(\?P<\w+>", "(", unbounded_repeats(text_escapes_as_characters(pattern)))
     pattern = re.sub(r"^(?:\.\*\??)+|(?:\.\*\??)+$", "", pattern)
     return pattern.encode("utf-8")
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
+from triage.kb.byte_patterns import bytes_problem
 from triage.kb.versions import SPECIFIER
 
 CATEGORIES: tuple[str, ...] = (
@@ -353,6 +354,10 @@ class Entry(_Strict):
 
 def _compile_or_raise(pattern: str) -> re.Pattern[str]:
     try:
-        return re.compile(pattern, re.IGNORECASE)
+        compiled = re.compile(pattern, re.IGNORECASE)
     except re.error as exc:
         raise ValueError(f"regex {pattern!r} does not compile: {exc}") from exc
+    problem = bytes_problem(pattern)
+    if problem is not None:
+        raise ValueError(f"regex {pattern!r} cannot be searched in a log's bytes: {problem}")
+    return compiled
