@@ -32,3 +32,26 @@ def test_other_escapes_and_an_escaped_backslash_are_left_as_they_are():
 
 def test_what_no_bytes_pattern_can_say_is_named():
     assert "bytes pattern" in (bytes_problem("(?u)widget") or "")
+
+
+@pytest.mark.parametrize(
+    "regex",
+    [
+        "widget (?:\\u2018|')frob(?:\\u2019|') failed",  # escapes only a text pattern knows
+        "(?>widget) frob failed",  # an atomic group (digit analysis walked its items wrongly)
+        "(?a)widget\\s+frob failed",  # global flags, which no group of an alternation may hold
+    ],
+)
+def test_a_user_kb_regex_python_compiles_is_found_in_a_scan(tmp_path, regex):
+    from triage.engine import Scanner, load_engine_kb
+
+    from tests.kb_helpers import entry_data, write_entry
+
+    write_entry(tmp_path, entry_data("odd-regex", "other", signatures=[{"regex": regex, "weight": 3}], examples={}))
+    kb, errors = load_engine_kb([str(tmp_path)], include_shipped=False)
+    assert not errors
+    scanner = Scanner(kb)
+    scanner.feed_text(
+        "step 1\nRuntimeError: widget \u2018frob\u2019 failed\nRuntimeError: widget frob failed\n", "x.log"
+    )
+    assert [d.id for d in scanner.result().diagnoses] == ["odd-regex"]

@@ -218,8 +218,10 @@ def _inner(op: Any, argument: Any) -> list[Items]:
         return [argument[3]]
     if op is sre.BRANCH:
         return list(argument[1])
-    if op in (sre.ASSERT, sre.ASSERT_NOT, sre.ATOMIC_GROUP):
+    if op in (sre.ASSERT, sre.ASSERT_NOT):
         return [argument[-1]]
+    if op is sre.ATOMIC_GROUP:  # its argument is the group's items themselves: `(?>ab)`
+        return [argument]
     return []
 
 

@@ -61,6 +61,8 @@ class Prefilter(Protocol):
 def hyperscan_expression(pattern: str) -> bytes:
     # Hyperscan has no named groups, and leading or trailing `.*` only multiplies match events.
     pattern = re.sub(r"\(\?P<\w+>", "(", unbounded_repeats(text_escapes_as_characters(pattern)))
+    # A named group's backreference loses its name with it: any text of the line matches more.
+    pattern = re.sub(r"\(\?P=\w+\)", lambda _: "(?:[^\\n]*)", pattern)
     pattern = re.sub(r"^(?:\.\*\??)+|(?:\.\*\??)+$", "", pattern)
     return pattern.encode("utf-8")
 
@@ -322,7 +324,7 @@ class _PythonAlternation:
         """What a line it finds may match: None for 'try all'."""
         self._regex = (
             re.compile(
-                "|".join(f"(?:{hyperscan_expression(p).decode()})" for p in patterns).encode(),
+                b"|".join(_searchable(p) for p in patterns),
                 re.IGNORECASE | re.MULTILINE,  # the block holds many lines: `^`/`$` are line boundaries
             )
             if patterns
@@ -339,6 +341,23 @@ class _PythonAlternation:
                 None if self._ids is None else set(self._ids)
             )
         return _lines_of(block, offsets, end)
+
+
+_GLOBAL_FLAGS = re.compile(rb"^\(\?([aimsx]+)\)")
+
+
+def _searchable(pattern: str) -> bytes:
+    """The pattern as one group of a bytes alternation, its leading flags (`(?a)`) scoped to it; one
+    that no bytes search can say (the KB validates the pattern, not every rewrite of it) flags every
+    line, which its regex then confirms as written."""
+    expression = hyperscan_expression(pattern)
+    flags = _GLOBAL_FLAGS.match(expression)
+    group = b"(?%s:%s)" % (flags.group(1), expression[flags.end() :]) if flags else b"(?:%s)" % expression
+    try:
+        re.compile(group, re.IGNORECASE)
+    except re.error:
+        return b"(?:^)"
+    return group
 
 
 class PythonPrefilter:
