@@ -40,17 +40,20 @@ def test_what_no_bytes_pattern_can_say_is_named():
         "widget (?:\\u2018|')frob(?:\\u2019|') failed",  # escapes only a text pattern knows
         "(?>widget) frob failed",  # an atomic group (digit analysis walked its items wrongly)
         "(?a)widget\\s+frob failed",  # global flags, which no group of an alternation may hold
+        "(?x)widget \\s+ frob \\s+ failed  # a comment, which swallows its group's closing parenthesis",
     ],
 )
-def test_a_user_kb_regex_python_compiles_is_found_in_a_scan(tmp_path, regex):
+@pytest.mark.parametrize("prefer", ["hyperscan", "re"])
+def test_a_user_kb_regex_python_compiles_is_found_in_a_scan(tmp_path, regex, prefer):
     from triage.engine import Scanner, load_engine_kb
+    from triage.engine.prefilter import build_prefilter
 
     from tests.kb_helpers import entry_data, write_entry
 
     write_entry(tmp_path, entry_data("odd-regex", "other", signatures=[{"regex": regex, "weight": 3}], examples={}))
     kb, errors = load_engine_kb([str(tmp_path)], include_shipped=False)
     assert not errors
-    scanner = Scanner(kb)
+    scanner = Scanner(kb, prefilter=build_prefilter(kb, prefer=prefer))
     scanner.feed_text(
         "step 1\nRuntimeError: widget \u2018frob\u2019 failed\nRuntimeError: widget frob failed\n", "x.log"
     )

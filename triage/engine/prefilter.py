@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from triage.engine.compiled import CASE_SENSITIVE_TRIGGERS, TRIGGER_PATTERNS, CompiledKB
 from triage.engine.context import CONTEXT_TRIGGERS
 from triage.engine import digits
+from triage.engine.byte_alternation import byte_alternation
 from triage.engine.digits import DigitReads, digit_analysis, regex_source_runs
 from triage.engine.repeats import unbounded_repeats
 from triage.kb.byte_patterns import text_escapes_as_characters
@@ -322,14 +323,7 @@ class _PythonAlternation:
     def __init__(self, patterns: list[str], ids: frozenset[int] | None = None) -> None:
         self._ids = ids
         """What a line it finds may match: None for 'try all'."""
-        self._regex = (
-            re.compile(
-                b"|".join(_searchable(p) for p in patterns),
-                re.IGNORECASE | re.MULTILINE,  # the block holds many lines: `^`/`$` are line boundaries
-            )
-            if patterns
-            else None
-        )
+        self._regex = byte_alternation([hyperscan_expression(p) for p in patterns]) if patterns else None
 
     def candidates(self, block: bytes, start: int = 0, end: int | None = None) -> list[Candidate]:
         if self._regex is None:
@@ -341,23 +335,6 @@ class _PythonAlternation:
                 None if self._ids is None else set(self._ids)
             )
         return _lines_of(block, offsets, end)
-
-
-_GLOBAL_FLAGS = re.compile(rb"^\(\?([aimsx]+)\)")
-
-
-def _searchable(pattern: str) -> bytes:
-    """The pattern as one group of a bytes alternation, its leading flags (`(?a)`) scoped to it; one
-    that no bytes search can say (the KB validates the pattern, not every rewrite of it) flags every
-    line, which its regex then confirms as written."""
-    expression = hyperscan_expression(pattern)
-    flags = _GLOBAL_FLAGS.match(expression)
-    group = b"(?%s:%s)" % (flags.group(1), expression[flags.end() :]) if flags else b"(?:%s)" % expression
-    try:
-        re.compile(group, re.IGNORECASE)
-    except re.error:
-        return b"(?:^)"
-    return group
 
 
 class PythonPrefilter:
