@@ -766,6 +766,32 @@ def test_a_log_without_an_error_lends_the_advice_of_the_rule_for_how_it_failed(s
     assert guess[0].causes[0].title.endswith(f"(as in {rule})")
 
 
+def test_a_rule_overridden_by_a_kb_of_ones_own_lends_that_kbs_advice(tmp_path):
+    # Both copies of an overridden entry are kept, the shipped one first and switched off: the one in
+    # force lends (the switched-off one was taken for the rule, which then seemed missing).
+    from triage.engine import Scanner
+    from triage.engine.setup import load_reported_kb
+
+    shipped = Path(__file__).parent.parent / "kb" / "nan_loss_scale" / "family-degenerate-output.yaml"
+    own = tmp_path / "kb" / "nan_loss_scale" / shipped.name
+    own.parent.mkdir(parents=True)
+    own.write_text(
+        shipped.read_text().replace(
+            "    title: NaN / Inf in a low-precision", "    title: OWN NaN / Inf in a low-precision", 1
+        )
+    )
+    kb = load_reported_kb([tmp_path / "kb"], include_shipped=True, warn=print, building=lambda: None)
+    scanner = Scanner(kb)
+    scanner.feed_text(
+        "Prompt: 'Hi', Generated text: ' and the English and the English and the English and the English"
+        " and the English and the English and the'\n",
+        "test.log",
+    )
+    guess = next(d for d in scanner.result().diagnoses if d.guess)
+    assert "the KB's rule for this kind of failure" in guess.summary  # not a family rule that reads alike
+    assert guess.causes[0].title.startswith("OWN NaN / Inf")
+
+
 def test_a_last_line_that_says_the_work_is_off_is_no_stall():
     from triage.engine.hints import stall_category
 

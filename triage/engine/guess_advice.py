@@ -142,7 +142,7 @@ def _rule_by_id(kb: CompiledKB, rule: str | None) -> tuple[int, float | None] | 
     block sizes for a graph capture that hung, KV-transfer ports for a rendezvous, Inf/NaN settings
     for garbled text). Not a rule whose signatures are all switched off (overridden, or left out
     for the thread it was written from, as `triage eval --leave-thread-out` does)."""
-    index = next((n for n, entry in enumerate(kb.entries) if entry.id == rule), None)
+    index = None if rule is None else _live_entry(kb, rule)
     if index is None or all(signature.off for signature in kb.signatures if signature.entry == index):
         return None
     return index, None
@@ -161,16 +161,15 @@ def _lent_by_rule(kb: CompiledKB, family: tuple[int, float | None], what: str) -
 def _borrowed_entry(kb: CompiledKB, guess: Guess | None) -> int | None:
     if guess is None or not guess.entries or guess.entries[0][1] < RESEMBLES_AT:
         return None
-    wanted = guess.entries[0][0]
+    index = _live_entry(kb, guess.entries[0][0])
     # Advice from an entry of another family than the one named would contradict the heading.
-    return next(
-        (
-            index
-            for index, entry in enumerate(kb.entries)
-            if entry.id == wanted and entry.category == guess.category and not entry.overridden
-        ),
-        None,
-    )
+    return index if index is not None and kb.entries[index].category == guess.category else None
+
+
+def _live_entry(kb: CompiledKB, entry_id: str) -> int | None:
+    """The index of the entry with this id that is in force: where a KB of one's own overrides a
+    shipped entry, both are kept, the shipped one switched off."""
+    return next((n for n, entry in enumerate(kb.entries) if entry.id == entry_id and not entry.overridden), None)
 
 
 def _family_rule(kb: CompiledKB, guess: Guess | None, lead: ErrorLine, context: JobContext) -> tuple[int, float] | None:

@@ -34,7 +34,8 @@ WORD_WEIGHT = 1.0
 """A family's words in an error line (times the line's salience)."""
 FRAME_WEIGHT = 0.3
 """A family's words in the traceback frames."""
-STALL_LINES = 2
+STALL_TAIL_LINES = 2
+"""The last lines of an ended log in which a quiet stall's banner is looked for (see `_quiet_failure`)."""
 STALL = "stall"
 DEGENERATE = "degenerate"
 REPORT = "report"
@@ -238,7 +239,7 @@ def _quiet_failure(unclaimed: UnclaimedErrors) -> tuple[list[ErrorLine], str | N
             return [_tail_line(source, *tail[at])], DEGENERATE
     quiet_kinds = (
         (DEGENERATE, None, degenerate_text),
-        (STALL, STALL_LINES, stall_category),
+        (STALL, STALL_TAIL_LINES, stall_category),
         (REPORT, None, evaluation_report),
     )
     for kind, lines, found in quiet_kinds:
