@@ -65,6 +65,8 @@ STACK_WORDS = (
     (r"\bTrainingArguments\(|\bTrainer\(", {"hf-trainer", "llamafactory", "ms-swift"}),
     # a Triton kernel's code: jobs that compile Triton kernels (kernel work, serving, training)
     (r"\bBLOCK_[A-Z]+\b|\btl\.\w+\(|@triton\.jit", {"triton-ascend", "custom-kernel", "serving", "training"}),
+    # a change to the job's own model code or op library: not a server's, nor llama.cpp's
+    (r"MMCV_WITH_OPS|\bnms\(boxes\.cpu\(\)", {"training", "diffusers", "comfyui", "custom-kernel"}),
 )
 
 
