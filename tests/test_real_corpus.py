@@ -65,8 +65,11 @@ STACK_WORDS = (
     (r"\bTrainingArguments\(|\bTrainer\(", {"hf-trainer", "llamafactory", "ms-swift"}),
     # a Triton kernel's code: jobs that compile Triton kernels (kernel work, serving, training)
     (r"\bBLOCK_[A-Z]+\b|\btl\.\w+\(|@triton\.jit", {"triton-ascend", "custom-kernel", "serving", "training"}),
-    # a change to the job's own model code or op library: not a server's, nor llama.cpp's
-    (r"MMCV_WITH_OPS|\bnms\(boxes\.cpu\(\)", {"training", "diffusers", "comfyui", "custom-kernel"}),
+    # a rebuild of the job's own op library, a change to its model code: not a server's, nor llama.cpp's
+    (
+        r"MMCV_WITH_OPS=1 FORCE_NPU=1 pip install|\bnms\(boxes\.cpu\(\)",
+        {"training", "diffusers", "comfyui", "custom-kernel"},
+    ),
 )
 
 
