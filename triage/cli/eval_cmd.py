@@ -52,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
     except LabelError as exc:
         print(f"triage: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    # A failure log is buried between any two of the directory's healthy logs, whatever the split: a
+    # healthy log tells nothing about the failures, and the pool (and so each case's pair) stays the same.
+    bury_in = [case.file for case in cases if case.healthy] if args.bury else None
     if args.split:
         cases = [case for case in cases if case.split == args.split]
         if not cases:
@@ -60,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
     kb = load_scan_kb(args)
     if kb is None:
         return EXIT_USAGE
-    bury_in = [case.file for case in cases if case.healthy] if args.bury else None
     if args.bury and not bury_in:
         print(f"triage: --bury needs healthy logs in {args.directory}", file=sys.stderr)
         return EXIT_USAGE
