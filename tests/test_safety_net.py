@@ -819,6 +819,16 @@ def test_qualified_names_elsewhere_are_no_exception(line):
     assert error_kind(line) != "exception"
 
 
+def test_a_builtin_exception_retyped_without_its_space_is_an_error_line():
+    # A paste that lost the space after the colon (ModelZoo's ChatGLM2 README); a C++ function's
+    # `GetError:` and a counter `ValueError:3` stay what they were.
+    line = "RuntimeError:Error!, The last dimension of input tensor shoule be within the range of [32,2048]"
+    assert error_kind(line) == EXCEPTION
+    assert message_of("[rank0]: " + line).startswith("RuntimeError:Error!")
+    assert error_kind("[stream.cc:1041]163618 GetError:Stream Synchronize failed, stream_id=17") != EXCEPTION
+    assert error_kind("errors by kind ValueError:3 KeyError:0") is None
+
+
 def test_an_exception_whose_message_opens_with_a_bracket_is_no_host_prefix():
     # `host: [rank0] ...` is a launcher's prefix; `OSError: [Errno 30] ...` is the exception itself.
     assert error_kind("OSError: [Errno 30] Read-only file system: '/data/reports'") == EXCEPTION

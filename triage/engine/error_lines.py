@@ -31,6 +31,13 @@ _EXCEPTION = re.compile(
     r"((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Failure|Fault|Unsupported)|Exception|Error))"
     r"(?::\s|:$|$|\((?=['\"]))"  # `NameError: x`, or its repr `NameError('x')` as loggers print it
 )
+_UNSPACED_EXCEPTION = re.compile(
+    r"(?:^|[\s\])>|(])((?:Runtime|Value|Type|Attribute|Key|Index|Import|ModuleNotFound|Assertion|NotImplemented|OS"
+    r"|Memory|FileNotFound|Recursion|ZeroDivision|Name|Lookup)Error):(?=[A-Za-z\[('\"])"
+)
+"""Python's own exceptions as a paste retyped them, the space after the colon lost (`RuntimeError:Error!,
+The last dimension ...`): only the built-in names, so that a C++ function's `GetError:Stream ...` stays a
+log line."""
 _QUALIFIED_EXCEPTION = re.compile(r"^ ?((?:[a-z_]\w*\.)+[A-Z]\w*):\s")
 """A raised class of any name, as a traceback's last line prints it with its module (`pyarrow.lib.ArrowInvalid:
 ...`, `subprocess.TimeoutExpired: ...`, `__main__.TooFewObj: ...`): at the start of the message, where
@@ -164,6 +171,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | str], ...] = (
     (EXCEPTION, _CPP_WHAT),
     (EXCEPTION, _EXCEPTION),
     (EXCEPTION, _QUALIFIED_EXCEPTION),
+    (EXCEPTION, _UNSPACED_EXCEPTION),
     (CODE, _CODE_ID),
     (CODE, _CODE_WORDS),
     (SIGNAL, _SIGNAL),
