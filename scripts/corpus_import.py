@@ -14,11 +14,16 @@ import argparse
 import hashlib
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from triage.kbtools.cases import thread_key  # noqa: E402  (the checkout's own, as the tests compare threads)
+
 CORPUS = ROOT / "logs_samples" / "real"
 SPLIT_KEY = "ascend-triage-split-v1"
 TEST_SHARE = 40
@@ -40,7 +45,7 @@ FIELDS = (
 
 
 def split_of(url: str, cited: set[str]) -> str:
-    if _norm(url) in cited:
+    if thread_key(url) in cited:
         return "train"
     digest = int(hashlib.sha256(f"{SPLIT_KEY}:{_norm(url)}".encode()).hexdigest(), 16)
     return "test" if digest % 100 < TEST_SHARE else "train"
@@ -51,9 +56,13 @@ def _norm(url: str) -> str:
 
 
 def cited_by_kb() -> set[str]:
-    pattern = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
+    """Every page the KB cites (a reference, a fix's `confirmed_by`), by thread as the tests compare them:
+    a documentation page an entry was written from is no more blind than an issue thread."""
+    pattern = re.compile(r"https?://[^\s'\"\],]+")
     return {
-        _norm(m) for path in (ROOT / "kb").rglob("*.yaml") for m in pattern.findall(path.read_text(encoding="utf-8"))
+        thread_key(m)
+        for path in (ROOT / "kb").rglob("*.yaml")
+        for m in pattern.findall(path.read_text(encoding="utf-8"))
     }
 
 
