@@ -27,7 +27,7 @@ SALIENCE = {EXCEPTION: 1.0, CODE: 0.9, SIGNAL: 0.8, LEVEL: 0.55, TRACEBACK: 0.5,
 the job raised; its frames tell where."""
 
 _EXCEPTION = re.compile(
-    r"(?:^|[\s:\]\)>|(])"
+    r"(?:^|[\s:\]\)>|(\[])"  # `[` too: a wrapper that quotes the exception, `Failed to import X [AttributeError: ...]`
     r"((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Failed|Failure|Fault|Unsupported)|Exception|Error))"
     r"(?::\s|:$|$|\((?=['\"]))"  # `NameError: x`, or its repr `NameError('x')` as loggers print it
 )
