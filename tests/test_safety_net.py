@@ -827,6 +827,9 @@ def test_a_builtin_exception_retyped_without_its_space_is_an_error_line():
     assert message_of("[rank0]: " + line).startswith("RuntimeError:Error!")
     assert error_kind("[stream.cc:1041]163618 GetError:Stream Synchronize failed, stream_id=17") != EXCEPTION
     assert error_kind("errors by kind ValueError:3 KeyError:0") is None
+    # A wrapper that quotes the exception in brackets (IndexSDK's op generator).
+    quoted = "Failed to import Python module [AttributeError: `np.float_` was removed in the NumPy 2.0 release.]"
+    assert error_kind(quoted) == EXCEPTION and message_of(quoted).startswith("AttributeError: `np.float_`")
 
 
 def test_an_exception_whose_message_opens_with_a_bracket_is_no_host_prefix():
