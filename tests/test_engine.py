@@ -377,6 +377,29 @@ def test_a_line_that_opens_with_an_exception_continues_no_message(tmp_path):
     assert not fired("[rank1]: ValueError: ZQX stage failed\n[rank1]: RuntimeError: ZQX stage two\n")
 
 
+def test_a_line_that_opens_with_a_date_and_time_continues_no_message(tmp_path):
+    # A logger's record of its own, after its tags (torchtitan's "adjusting timeout for all ProcessGroups"
+    # under torch's "Set timeout is now only supported ..." warning read as a rendezvous timeout).
+    from kb_helpers import entry_data, write_entry
+
+    from triage.engine import Scanner, load_engine_kb
+
+    write_entry(
+        tmp_path, entry_data("spans-a-gap", signatures=[{"regex": "ZQX stage failed.{0,80}ZQX stage", "weight": 3}])
+    )
+    kb, errors = load_engine_kb([str(tmp_path)], include_shipped=False)
+    assert not errors
+
+    def fired(text: str) -> bool:
+        scanner = Scanner(kb)
+        scanner.feed_text(text, "x.log")
+        return any(d.id == "spans-a-gap" for d in scanner.result().diagnoses)
+
+    assert fired("[rank1]: ZQX stage failed at\n[rank1]:   ZQX stage two\n")
+    assert not fired("[rank1]: ZQX stage failed at\n[rank1]:[titan] 2026-01-28 11:15:20,982 - root - ZQX stage two\n")
+    assert not fired("ZQX stage failed at\n2026-01-28T11:15:20 INFO ZQX stage two\n")
+
+
 def test_a_line_that_matches_alone_is_not_counted_again_through_its_predecessor(scan_text):
     text = "Traceback (most recent call last):\n" + OOM + "\n"
     top = scan_text(text).diagnoses[0]

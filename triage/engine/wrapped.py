@@ -11,8 +11,15 @@ from triage.engine.shapes import MATCH_WINDOW
 
 _CONTINUATION_PREFIX = re.compile(r"^\s*(?:\[rank\s*\d+\]:\s*)?")
 """What a wrapped line starts with before the rest of the message: indentation, a rank prefix."""
-_NEW_MESSAGE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s|Traceback \(most recent call last\)")
-"""A line that opens with an exception name starts a message of its own: it continues nothing."""
+_NEW_MESSAGE = re.compile(
+    r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s|Traceback \(most recent call last\)"
+    r"|(?:\[[^\]\n]{1,40}\]\s*)*\[?\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}"
+)
+"""A line that opens with an exception name starts a message of its own: it continues nothing. So
+does one that opens with a date and time, after a logger's bracketed tags (`[titan] 2026-01-28
+11:15:20,982 - root - INFO - ...`): a record of its own, however its words read after the line
+before (torchtitan's "adjusting timeout for all ProcessGroups" under torch's timeout warning read as
+a rendezvous timeout)."""
 
 
 def wrapped_hits(
