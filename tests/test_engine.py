@@ -398,6 +398,8 @@ def test_a_line_that_opens_with_a_date_and_time_continues_no_message(tmp_path):
     assert fired("[rank1]: ZQX stage failed at\n[rank1]:   ZQX stage two\n")
     assert not fired("[rank1]: ZQX stage failed at\n[rank1]:[titan] 2026-01-28 11:15:20,982 - root - ZQX stage two\n")
     assert not fired("ZQX stage failed at\n2026-01-28T11:15:20 INFO ZQX stage two\n")
+    # Python's warnings module echoes the warn call's source line under the warning: no continuation.
+    assert not fired('x.py:1536: UserWarning: ZQX stage failed at\n  warnings.warn("ZQX stage two")\n')
 
 
 def test_a_line_that_matches_alone_is_not_counted_again_through_its_predecessor(scan_text):

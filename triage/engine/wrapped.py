@@ -20,6 +20,9 @@ does one that opens with a date and time, after a logger's bracketed tags (`[tit
 11:15:20,982 - root - INFO - ...`): a record of its own, however its words read after the line
 before (torchtitan's "adjusting timeout for all ProcessGroups" under torch's timeout warning read as
 a rendezvous timeout)."""
+_PYTHON_WARNING = re.compile(r"\.py:\d+: \w*Warning: ")
+"""A warning as Python's `warnings` module prints it (`file.py:1536: UserWarning: ...`): the line after it
+echoes the source line of the `warnings.warn(...)` call, not the rest of the message."""
 
 
 def wrapped_hits(
@@ -35,7 +38,7 @@ def wrapped_hits(
         return None
     head = decode_line(raw).rstrip()
     tail = _CONTINUATION_PREFIX.sub("", decode_line(next_raw))
-    if _NEW_MESSAGE.match(tail):
+    if _NEW_MESSAGE.match(tail) or _PYTHON_WARNING.search(head):
         return None
     joined = f"{head} {tail}"
     # The prefilters name the few signatures worth trying on the joined text, as for any line.
