@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 import subprocess
 import sys
 
@@ -353,18 +354,13 @@ def test_a_message_wrapped_onto_the_next_line_still_matches(scan_text):
     assert "cannot be used at the same time" in top.evidence[0].text
 
 
-def test_a_line_that_opens_with_an_exception_continues_no_message(tmp_path):
-    # Two errors in a row are two messages: joining every such pair cost a fuzzy match each.
+def _fires(tmp_path, regex: str) -> Callable[[str], bool]:
+    """Whether a scan of a text fires the one entry of a KB of its own, whose signature is `regex`."""
     from kb_helpers import entry_data, write_entry
 
     from triage.engine import Scanner, load_engine_kb
 
-    write_entry(
-        tmp_path,
-        entry_data(
-            "spans-a-join", signatures=[{"regex": "ZQX stage failed (?:RuntimeError: )?ZQX stage", "weight": 3}]
-        ),
-    )
+    write_entry(tmp_path, entry_data("spans-a-join", signatures=[{"regex": regex, "weight": 3}]))
     kb, errors = load_engine_kb([str(tmp_path)], include_shipped=False)
     assert not errors
 
@@ -373,6 +369,12 @@ def test_a_line_that_opens_with_an_exception_continues_no_message(tmp_path):
         scanner.feed_text(text, "x.log")
         return any(d.id == "spans-a-join" for d in scanner.result().diagnoses)
 
+    return fired
+
+
+def test_a_line_that_opens_with_an_exception_continues_no_message(tmp_path):
+    # Two errors in a row are two messages: joining every such pair cost a fuzzy match each.
+    fired = _fires(tmp_path, "ZQX stage failed (?:RuntimeError: )?ZQX stage")
     assert fired("[rank1]: ValueError: ZQX stage failed\n[rank1]:     ZQX stage two\n")
     assert not fired("[rank1]: ValueError: ZQX stage failed\n[rank1]: RuntimeError: ZQX stage two\n")
 
@@ -380,21 +382,7 @@ def test_a_line_that_opens_with_an_exception_continues_no_message(tmp_path):
 def test_a_line_that_opens_with_a_date_and_time_continues_no_message(tmp_path):
     # A logger's record of its own, after its tags (torchtitan's "adjusting timeout for all ProcessGroups"
     # under torch's "Set timeout is now only supported ..." warning read as a rendezvous timeout).
-    from kb_helpers import entry_data, write_entry
-
-    from triage.engine import Scanner, load_engine_kb
-
-    write_entry(
-        tmp_path, entry_data("spans-a-gap", signatures=[{"regex": "ZQX stage failed.{0,80}ZQX stage", "weight": 3}])
-    )
-    kb, errors = load_engine_kb([str(tmp_path)], include_shipped=False)
-    assert not errors
-
-    def fired(text: str) -> bool:
-        scanner = Scanner(kb)
-        scanner.feed_text(text, "x.log")
-        return any(d.id == "spans-a-gap" for d in scanner.result().diagnoses)
-
+    fired = _fires(tmp_path, "ZQX stage failed.{0,80}ZQX stage")
     assert fired("[rank1]: ZQX stage failed at\n[rank1]:   ZQX stage two\n")
     assert not fired("[rank1]: ZQX stage failed at\n[rank1]:[titan] 2026-01-28 11:15:20,982 - root - ZQX stage two\n")
     assert not fired("ZQX stage failed at\n2026-01-28T11:15:20 INFO ZQX stage two\n")
