@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from triage.kb.byte_patterns import compile_error
+
 _GLOBAL_FLAGS = re.compile(rb"^\(\?([aimsx]+)\)")
 _EVERY_LINE = b"(?:^[^\n])"
 """The start of each line with something on it (not the empty rest of a block after its last newline)."""
@@ -21,17 +23,9 @@ def byte_alternation(expressions: list[bytes]) -> re.Pattern[bytes]:
     try:
         return re.compile(b"|".join(groups), flags)
     except re.error:
-        return re.compile(b"|".join(group if _compiles(group) else _EVERY_LINE for group in groups), flags)
+        return re.compile(b"|".join(_EVERY_LINE if compile_error(group) else group for group in groups), flags)
 
 
 def _group(expression: bytes) -> bytes:
     found = _GLOBAL_FLAGS.match(expression)
     return b"(?%s:%s)" % (found.group(1), expression[found.end() :]) if found else b"(?:%s)" % expression
-
-
-def _compiles(group: bytes) -> bool:
-    try:
-        re.compile(group, re.IGNORECASE)
-    except re.error:
-        return False
-    return True

@@ -38,8 +38,13 @@ def text_escapes_as_characters(pattern: str) -> str:
 
 def bytes_problem(pattern: str) -> str | None:
     """Why `pattern` cannot be searched in bytes (None when it can), for a one-line KB error."""
+    return compile_error(text_escapes_as_characters(pattern).encode("utf-8"))
+
+
+def compile_error(expression: bytes) -> str | None:
+    """Why a bytes expression does not compile as the prefilter compiles it (None when it does)."""
     try:
-        re.compile(text_escapes_as_characters(pattern).encode("utf-8"), re.IGNORECASE)
+        re.compile(expression, re.IGNORECASE)
     except re.error as exc:
         return str(exc)
     return None
