@@ -8,6 +8,8 @@ Workloads (deterministic for a given seed):
   a metric, not a CANN error code), no error at all;
 - `errors`: the same with 1% real Ascend error lines;
 - `noisy`: a quarter of the lines are torch_npu's C++ warnings, 1 error line in 5,000;
+- `fallback`: a quarter of the lines are torch_npu's warning that an operator falls back to the CPU,
+  on every rank: lines that entries match (each is counted, not skipped), 1 error line in 5,000;
 - `requests`: a vLLM-Ascend serving log that logs each request, its id in hex (a new shape per line
   until ids are masked), access and throughput lines, 1 failed request in 5,000;
 - `distinct`: every line a different error message (6.2 million at 512 MiB): the worst case for
@@ -43,6 +45,12 @@ NOISE = (
     "[W compiler_depend.ts:{q}] Warning: The oprator of {op} is not registered for autograd, fall back to CPU.",
 )
 """torch_npu's C++ warnings, which real jobs print by the hundred thousand."""
+FALLBACK = (
+    "[{ts}] [rank{r}]: [W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::{fallback}' is not currently "
+    "supported on the NPU backend and will fall back to run on the CPU. This may have performance implications.",
+)
+"""A warning that the CPU-fallback entries match: printed every step, each line counts."""
+FALLBACK_OPS = ("bmm", "isin", "roll")
 OPERATORS = ("MulBackward0", "npu_rms_norm", "npu_rotary_mul", "npu_fusion_attention", "AddmmBackward0")
 EI0006 = (
     "[{ts}] [rank{r}]: EI0006: [PID: {tps}] 2026-11-28-02:17:44.320.123 Getting socket times out. Reason: Remote Rank "
@@ -74,7 +82,7 @@ FAILED_REQUEST = (
     "ERROR {md} {hms} [engine.py:212] Request chatcmpl-{uuid} failed: RuntimeError: NPU out of memory. Tried to "
     "allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity; 57.61 GiB reserved in total by PyTorch)"
 )
-WORKLOADS = ("healthy", "errors", "noisy", "requests", "distinct", "long-line")
+WORKLOADS = ("healthy", "errors", "noisy", "fallback", "requests", "distinct", "long-line")
 LONG_LINE_MB = 200
 
 
@@ -92,10 +100,13 @@ def _values(rng: random.Random, ranks: int, step: int, seconds: int) -> dict[str
         q=rng.randrange(32),
         w=rng.randrange(8),
         op=rng.choice(OPERATORS),
+        fallback=rng.choice(FALLBACK_OPS),
     )
 
 
-def lines(rng: random.Random, ranks: int, error_rate: float, noise_rate: float = 0.0) -> Iterator[str]:
+def lines(
+    rng: random.Random, ranks: int, error_rate: float, noise_rate: float = 0.0, noise: tuple[str, ...] = NOISE
+) -> Iterator[str]:
     step = 0
     seconds = 0
     while True:
@@ -106,7 +117,7 @@ def lines(rng: random.Random, ranks: int, error_rate: float, noise_rate: float =
         if draw < error_rate:
             yield rng.choice(ERRORS).format(**values)
         elif draw < error_rate + noise_rate:
-            yield rng.choice(NOISE).format(**values)
+            yield rng.choice(noise).format(**values)
         else:
             yield rng.choices(HEALTHY, HEALTHY_WEIGHTS)[0].format(**values)
 
@@ -159,6 +170,8 @@ def workload_lines(workload: str, rng: random.Random, ranks: int) -> Iterator[st
         return lines(rng, ranks, 0.01)
     if workload == "noisy":
         return lines(rng, ranks, 1 / 5000, noise_rate=0.25)
+    if workload == "fallback":
+        return lines(rng, ranks, 1 / 5000, noise_rate=0.25, noise=FALLBACK)
     if workload == "requests":
         return serving(rng)
     if workload == "distinct":

@@ -1,10 +1,10 @@
 """One command, every speed and memory figure, measured side by side in one run.
 
-    python bench/run.py [--size-mb 512] [--workloads healthy,errors,noisy,requests,distinct,long-line] [--skip-tail]
+    python bench/run.py [--size-mb 512] [--workloads healthy,errors,noisy,fallback,requests,distinct,long-line] [--skip-tail]
 
 1. builds one log per workload (bench/generate.py, cached in bench/out/): healthy, 1% errors, 25%
-   noisy torch_npu warnings, a serving log of request ids, distinct error lines (6.2 million at 512
-   MiB), one 200 MB line;
+   noisy torch_npu warnings, 25% CPU-fallback warnings that entries match, a serving log of request
+   ids, distinct error lines (6.2 million at 512 MiB), one 200 MB line;
 2. on each, interleaved and repeated, times `rg -c -f bench/error-keywords.txt` (25 error words),
    `rg -c -i -f <the KB's own regex signatures>`, `triage scan --json` with its default jobs (the
    cores) and with `--jobs 1`, and prints the ratios against both rg runs with each command's peak

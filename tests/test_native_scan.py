@@ -354,16 +354,16 @@ def test_a_shape_whose_ids_vary_in_length_reads_each_lines_rank(scan_text):
 
 
 def test_a_request_line_that_needs_nothing_is_matched_once(engine_kb, prefilter, monkeypatch):
-    from triage.engine.native_lines import NativeLines
+    from triage.engine import native_lines
 
     matched = []
-    match_packed = NativeLines._match_packed
+    match_packed = native_lines.match_packed
 
-    def counting(self, block, new, *, judge):
+    def counting(scope, hex_ids, block, new, *, judge):
         matched.extend(block[start:end] for start, end, _, _ in new)
-        return match_packed(self, block, new, judge=judge)
+        return match_packed(scope, hex_ids, block, new, judge=judge)
 
-    monkeypatch.setattr(NativeLines, "_match_packed", counting)
+    monkeypatch.setattr(native_lines, "match_packed", counting)
     data = request_log(4000, seed=5)
     scan(engine_kb, prefilter, monkeypatch, data, 1 << 20, native=True)
     from triage.engine.normalize import masked_ids
@@ -459,3 +459,119 @@ def test_a_request_id_names_no_chip(engine_kb, prefilter, monkeypatch):
     for native in (True, False):
         context = scan(engine_kb, prefilter, monkeypatch, data, 4099, native=native).context
         assert context.soc is None, native
+
+
+def windows_of(scanner) -> dict:
+    """Each entry's cause window: its latest own line per source and rank, and the cause lines that
+    wait (with those that wait unsighted sighted first, see `Counts._wait_later`)."""
+    counts = scanner._counts
+    for entry, source in list(counts._later):
+        counts._wait_now(entry, source)
+    return {
+        entry: (
+            window._primary,
+            {
+                source: [(seen.line, support) for seen, (support, _) in lines]
+                for source, lines in window._waiting.items()
+            },
+        )
+        for entry, window in counts._windows.items()
+    }
+
+
+FALLBACK = (
+    "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::{op}' is not currently supported on the NPU "
+    "backend and will fall back to run on the CPU. This may have performance implications."
+)
+# Ten shapes of one entry's own line (two entries' for bmm), more than a tally holds at once.
+FALLBACK_OPS = ("bmm", "isin", "_unique2", "linalg_qr", "linalg_svd", "special_erfcx", "nms", "roll", "cumsum", "sort")
+INTEGER_BMM = "[rank{r}]: batch = torch.zeros(4, 8, dtype=torch.int64)"
+"""Cause evidence of the bmm fallback's integer-operands cause: it ends a tally of bmm's lines."""
+TOKENIZER = "[rank{r}]: Running tokenizer on dataset"
+"""Cause evidence of an entry that no fallback line is an own line of: a tally goes past it."""
+
+
+def fallback_log(lines: int, seed: int) -> bytes:
+    """A CPU-fallback warning printed every step on every rank (of up to 40, and with no rank now and
+    then), in ten shapes, among cause lines of its own entry and of another, an EI0006 now and then,
+    and stretches of chatter longer than a cause's window."""
+    rng = random.Random(seed)
+    out = []
+    ranks = 4
+    for step in range(lines):
+        if step % 5000 == 0:
+            ranks = rng.choice((2, 8, 40))
+        prefix = f"[rank{rng.randrange(ranks)}]: " if rng.random() < 0.9 else ""
+        draw = rng.random()
+        if draw < 0.3:
+            out.append(prefix + FALLBACK.format(op=rng.choice(FALLBACK_OPS[: rng.choice((1, 3, 10))])))
+        elif draw < 0.31:
+            out.append(INTEGER_BMM.format(r=rng.randrange(ranks)))
+        elif draw < 0.32:
+            out.append(TOKENIZER.format(r=rng.randrange(ranks)))
+        elif draw < 0.3205:
+            out.append(prefix + EI0006.format(n=rng.randrange(10**6)))
+        elif step % 7000 < 2500:
+            out.append(f"step {step} | loss {rng.random():.4f}")  # chatter only: windows close
+        else:
+            out.append(f"{prefix}step {step} | loss {rng.random():.4f}")
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize(("seed", "chunk"), [(21, 1 << 30), (22, 65_536), (23, 4_999)])
+def test_own_lines_counted_in_tallies_count_as_in_the_pure_python_scan(engine_kb, prefilter, monkeypatch, seed, chunk):
+    from triage.engine.counts import Counts
+    from triage.engine.native_lines import NativeLines
+
+    runs = []
+    count_run = Counts.run
+
+    def counting(self, entry, count, ends, ranks):
+        runs.append(count)
+        return count_run(self, entry, count, ends, ranks)
+
+    monkeypatch.setattr(Counts, "run", counting)
+    data = fallback_log(40_000, seed)
+    native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
+    same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
+    tallied = len(runs)
+    monkeypatch.setattr(NativeLines, "_counted_shape", lambda *_: None)
+    one_by_one = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
+    assert len(runs) == tallied
+    same(native, one_by_one)
+    # Where each entry's causes may still count, and which cause lines wait: as after a count line by line.
+    assert windows_of(native) == windows_of(one_by_one)
+    found = {d.id: d for d in native.result().diagnoses}
+    warnings = data.count(b"will fall back to run on the CPU")
+    assert found["npu-cpu-fallback-warning"].evidence_count == warnings
+    # The table counted most of them, several lines at a time (the rest: the lines of each shape's
+    # first block, those a read cut, and those whose cause evidence or digits need them read).
+    assert sum(runs) > warnings / 3 and sum(runs) > 4 * len(runs)
+    # The integer-operands cause line counted near a bmm warning of its rank.
+    assert any(cause.id == "integer-operands" and cause.evidence for cause in found["bmm-cpu-fallback"].causes)
+
+
+def test_a_tally_reaches_a_waiting_cause_line_at_the_first_own_line_of_its_rank(engine_kb, prefilter, monkeypatch):
+    # The integer-operands line of rank 5 waits (no bmm warning of its rank is near before it); the
+    # next warnings, tallied by the table, are of rank 0 and then 5: the first of rank 5 reaches it,
+    # and it counts though no warning of its rank follows in its window.
+    warning = "[rank{r}]: " + FALLBACK.format(op="bmm")
+    chatter = [f"[rank0]: step {n} | loss 0.{n}" for n in range(3 * CAUSE_WINDOW)]
+    first = [warning.format(r=r) for r in (0, 5) * 20] + chatter[:10]
+    rest = chatter + [INTEGER_BMM.format(r=5)] + [warning.format(r=r) for r in (0, 0, 0, 5, 5)] + chatter
+    cut = len("\n".join(first)) + 1
+    data = ("\n".join(first + rest) + "\n").encode()
+    scanners = []
+    for native in (True, False):
+        monkeypatch.setenv(NO_NATIVE, "0" if native else "1")
+        from triage.engine import Scanner
+
+        scanner = Scanner(engine_kb, prefilter=prefilter)
+        scanner.feed(data[:cut], "x.log")
+        scanner.feed(data[cut:], "x.log")
+        scanner.finish("x.log")
+        scanners.append(scanner)
+    same(*scanners)
+    bmm = next(d for d in scanners[0].result().diagnoses if d.id == "bmm-cpu-fallback")
+    line = len(first) + len(chatter) + 1
+    assert [(e.line, e.supports) for e in bmm.evidence if e.supports] == [(line, "integer-operands")]

@@ -4,7 +4,9 @@
  * times. A Shapes table walks a buffer's lines once, hashes each line's masked bytes and looks the
  * hash up in a table it keeps across calls: lines of a shape registered QUIET (it matched nothing)
  * are skipped, lines of a CAUSE shape (only cause-evidence patterns match it) are set aside until
- * the scanner says where cause evidence may count (see held), and every other line is handed back.
+ * the scanner says where cause evidence may count (see held), lines of a TALLIED shape (an entry's
+ * own line that needs nothing but counting: a warning printed every step on every rank) are counted
+ * here, in tallies (see tallies), and every other line is handed back.
  * So the Python side and the regex engines see only lines that can change a result.
  *
  * The table owns no Python objects: a shape is a 64-bit hash, its length, a kind and an id that
@@ -19,7 +21,7 @@
 #include <emmintrin.h>
 #endif
 
-enum { KIND_QUIET = 0, KIND_CAUSE = 1, KIND_ACTIVE = 2, KIND_GROUPED = 3 };
+enum { KIND_QUIET = 0, KIND_CAUSE = 1, KIND_ACTIVE = 2, KIND_GROUPED = 3, KIND_TALLIED = 4 };
 
 typedef struct {
     uint64_t hash; /* 0: an empty slot (a real hash of 0 is stored as 1) */
@@ -28,6 +30,13 @@ typedef struct {
     int32_t kind;
     int32_t group; /* of a CAUSE shape: which reach its lines are kept in (see held) */
 } Slot;
+
+/* What a shape is registered with beyond its slot (which every line's lookup reads: kept small), by id. */
+typedef struct {
+    uint64_t named_runs, coded_runs; /* of a GROUPED shape: its digit runs that count (see group_hash) */
+    uint64_t entries; /* of a CAUSE or TALLIED shape: the entries its lines count for, as bits (see tallies) */
+    int16_t rank_start, rank_end; /* of a TALLIED shape: where its lines write their rank (-1: they do not) */
+} Registered;
 
 typedef struct {
     Py_ssize_t start, end, index;
@@ -39,6 +48,40 @@ typedef struct {
     uint32_t length;
     int32_t first; /* where its first line is in the call's list */
 } Fresh;
+
+/* A tally: the lines of TALLIED shapes between two lines that the caller sees (handed back or
+ * held), which the caller may count all at once. Per shape: how many, its first and last line (and
+ * which of the tally's lines each is: `ordinal`), and per rank its first and last line's index. */
+enum { TALLY_SHAPES = 8, TALLY_RANKS = 32, NO_RANK = -1, TALLY_MIN = 4 };
+/* TALLY_MIN: a stretch of fewer lines is handed back line by line, as ACTIVE lines are: the caller
+ * counts a tally's lines at once, but a tally of one line costs it more than the line would. */
+
+typedef struct {
+    long rank;
+    Py_ssize_t first, last;
+} RankLines;
+
+typedef struct {
+    int32_t id;
+    Py_ssize_t count;
+    Py_ssize_t first_start, first_end, first_index, first_ordinal;
+    Py_ssize_t last_start, last_end, last_index, last_ordinal;
+    int ranks;
+    RankLines rank[TALLY_RANKS];
+} Counted;
+
+typedef struct {
+    Py_ssize_t start, end, index;
+    int32_t id;
+} Line;
+
+typedef struct {
+    Py_ssize_t lines;
+    uint64_t entries; /* its shapes' */
+    int shapes;
+    Counted shape[TALLY_SHAPES];
+    Line first[TALLY_MIN]; /* its first lines, to hand back if no more come */
+} Tally;
 
 typedef struct {
     PyObject_HEAD
@@ -54,10 +97,13 @@ typedef struct {
     Py_ssize_t lines; /* in the range of the last classify call */
     unsigned char *scratch; /* long_line bytes: a line with its hex ids masked (see masked_hash) */
     Py_ssize_t masked_count; /* shapes registered by their masked hash: none, no masking on a miss */
-    uint64_t *named_runs, *coded_runs; /* by id, of a GROUPED shape: its digit runs that count (see group_hash) */
+    Registered *registered; /* by id */
     PyObject *codes; /* the bare codes: a tuple of (digits, boundary before, boundary after) */
     struct Code *code_list; /* the same, read once: a run's search must not call into Python per code */
     Py_ssize_t code_count;
+    Tally open; /* the tally of the classify call that its next TALLIED line joins */
+    PyObject *tallies; /* the closed tallies of the last classify call, as `tallies` gives them */
+    PyObject *out; /* the list the classify call under way returns (borrowed) */
 } Shapes;
 
 static const uint64_t ONES = 0x0101010101010101ULL;
@@ -421,7 +467,7 @@ static Py_ssize_t next_digit(const unsigned char *line, Py_ssize_t at, Py_ssize_
 }
 
 static uint64_t group_hash(const Shapes *self, const unsigned char *line, Py_ssize_t length, int32_t id) {
-    uint64_t named = self->named_runs[id], coded = self->coded_runs[id];
+    uint64_t named = self->registered[id].named_runs, coded = self->registered[id].coded_runs;
     uint64_t hash = mix((uint64_t)(uint32_t)id ^ GROUP_SALT, 0x9E3779B97F4A7C15ULL);
     int run = 0;
     for (Py_ssize_t at = next_digit(line, 0, length); at < length && run < 64; at = next_digit(line, at, length)) {
@@ -450,9 +496,9 @@ static void Shapes_dealloc(Shapes *self) {
     PyMem_Free(self->held);
     PyMem_Free(self->fresh);
     PyMem_Free(self->scratch);
-    PyMem_Free(self->named_runs);
-    PyMem_Free(self->coded_runs);
+    PyMem_Free(self->registered);
     Py_XDECREF(self->codes);
+    Py_XDECREF(self->tallies);
     PyMem_Free(self->code_list);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -488,11 +534,9 @@ static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     self->masked_count = 0;
-    PyMem_Free(self->named_runs);
-    PyMem_Free(self->coded_runs);
-    self->named_runs = PyMem_Calloc((size_t)limit, sizeof(uint64_t));
-    self->coded_runs = PyMem_Calloc((size_t)limit, sizeof(uint64_t));
-    if (self->named_runs == NULL || self->coded_runs == NULL) {
+    PyMem_Free(self->registered);
+    self->registered = PyMem_Calloc((size_t)limit, sizeof(Registered));
+    if (self->registered == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -501,6 +545,13 @@ static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     self->code_count = 0;
+    Py_XSETREF(self->tallies, PyList_New(0));
+    if (self->tallies == NULL) {
+        return -1;
+    }
+    self->open.lines = 0;
+    self->open.entries = 0;
+    self->open.shapes = 0;
     self->held_count = 0;
     self->lines = 0;
     return 0;
@@ -518,6 +569,120 @@ static int hold(Shapes *self, Py_ssize_t start, Py_ssize_t end, Py_ssize_t index
         self->held_room = room;
     }
     self->held[self->held_count++] = (Held){start, end, index, slot->id, slot->group};
+    return 0;
+}
+
+/* The open tally, closed: appended to the call's tallies as (lines, parts), each part (id, count,
+ * first_index, first_ordinal, first_start, first_end, last_index, last_ordinal, last_start,
+ * last_end, ((rank, first_index, last_index), ...)), in the order the shapes first came. */
+static int append_line(PyObject *out, Py_ssize_t start, Py_ssize_t end, Py_ssize_t index, long id);
+
+static int close_tally(Shapes *self) {
+    Tally *tally = &self->open;
+    if (tally->lines < TALLY_MIN) {
+        int failed = 0;
+        for (Py_ssize_t n = 0; n < tally->lines && !failed; n++) {
+            const Line *line = &tally->first[n];
+            failed = append_line(self->out, line->start, line->end, line->index, line->id) < 0;
+        }
+        tally->lines = 0;
+        tally->entries = 0;
+        tally->shapes = 0;
+        return failed ? -1 : 0;
+    }
+    PyObject *parts = PyTuple_New(tally->shapes);
+    if (parts == NULL) {
+        return -1;
+    }
+    for (int n = 0; n < tally->shapes; n++) {
+        const Counted *c = &tally->shape[n];
+        PyObject *ranks = PyTuple_New(c->ranks);
+        if (ranks == NULL) {
+            Py_DECREF(parts);
+            return -1;
+        }
+        for (int r = 0; r < c->ranks; r++) {
+            PyObject *lines = Py_BuildValue("(lnn)", c->rank[r].rank, c->rank[r].first, c->rank[r].last);
+            if (lines == NULL) {
+                Py_DECREF(ranks);
+                Py_DECREF(parts);
+                return -1;
+            }
+            PyTuple_SET_ITEM(ranks, r, lines);
+        }
+        PyObject *part = Py_BuildValue("(innnnnnnnnN)", c->id, c->count, c->first_index, c->first_ordinal, c->first_start,
+                                       c->first_end, c->last_index, c->last_ordinal, c->last_start, c->last_end, ranks);
+        if (part == NULL) {
+            Py_DECREF(parts);
+            return -1;
+        }
+        PyTuple_SET_ITEM(parts, n, part);
+    }
+    PyObject *item = Py_BuildValue("(nN)", tally->lines, parts);
+    int failed = item == NULL || PyList_Append(self->tallies, item) < 0;
+    Py_XDECREF(item);
+    tally->lines = 0;
+    tally->entries = 0;
+    tally->shapes = 0;
+    return failed ? -1 : 0;
+}
+
+/* The rank a line of a TALLIED shape writes, read where its shape writes it (NO_RANK: nowhere). */
+static long rank_of(const Registered *shape, const unsigned char *line, Py_ssize_t length) {
+    if (shape->rank_start < 0 || shape->rank_end > length) {
+        return NO_RANK;
+    }
+    long rank = 0;
+    for (int at = shape->rank_start; at < shape->rank_end; at++) {
+        if (line[at] < '0' || line[at] > '9') {
+            return NO_RANK;
+        }
+        rank = rank * 10 + (line[at] - '0');
+    }
+    return rank;
+}
+
+/* Count a line of a TALLIED shape into the open tally; a tally full of shapes, or of one shape's
+ * ranks, is closed first and the line opens the next. */
+static int tally_line(Shapes *self, const Slot *slot, const unsigned char *line, Py_ssize_t start, Py_ssize_t end,
+                      Py_ssize_t index) {
+    Tally *tally = &self->open;
+    const Registered *shape = &self->registered[slot->id];
+    long rank = rank_of(shape, line, end - start);
+    Counted *c = NULL;
+    for (int n = 0; n < tally->shapes && c == NULL; n++) {
+        c = tally->shape[n].id == slot->id ? &tally->shape[n] : NULL;
+    }
+    RankLines *lines = NULL;
+    for (int n = 0; c != NULL && n < c->ranks && lines == NULL; n++) {
+        lines = c->rank[n].rank == rank ? &c->rank[n] : NULL;
+    }
+    if ((c == NULL && tally->shapes == TALLY_SHAPES) || (c != NULL && lines == NULL && c->ranks == TALLY_RANKS)) {
+        if (close_tally(self) < 0) {
+            return -1;
+        }
+        c = NULL;
+    }
+    if (c == NULL) {
+        c = &tally->shape[tally->shapes++];
+        *c = (Counted){.id = slot->id, .first_start = start, .first_end = end, .first_index = index,
+                       .first_ordinal = tally->lines};
+        tally->entries |= shape->entries;
+        lines = NULL;
+    }
+    if (lines == NULL) {
+        lines = &c->rank[c->ranks++];
+        *lines = (RankLines){rank, index, index};
+    }
+    lines->last = index;
+    if (tally->lines < TALLY_MIN) {
+        tally->first[tally->lines] = (Line){start, end, index, slot->id};
+    }
+    c->count++;
+    c->last_start = start;
+    c->last_end = end;
+    c->last_index = index;
+    c->last_ordinal = tally->lines++;
     return 0;
 }
 
@@ -588,6 +753,14 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
     PyObject *out = walk.out;
     Py_ssize_t position = start, index = 0;
     self->held_count = 0;
+    self->open.lines = 0;
+    self->open.entries = 0;
+    self->open.shapes = 0;
+    Py_XSETREF(self->tallies, PyList_New(0));
+    if (self->tallies == NULL) {
+        return end_walk(&walk, 1);
+    }
+    self->out = out;
     while (position < end) {
         const unsigned char *newline = memchr(data + position, '\n', (size_t)(end - position));
         Py_ssize_t line_end = newline ? newline - data : end;
@@ -605,8 +778,17 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                 if (slot->kind == KIND_QUIET) {
                     goto next;
                 }
+                if (slot->kind == KIND_TALLIED) {
+                    if (tally_line(self, slot, data + position, position, line_end, index) < 0) {
+                        goto fail;
+                    }
+                    goto next;
+                }
                 if (slot->kind == KIND_CAUSE) {
-                    if (hold(self, position, line_end, index, slot) < 0) {
+                    /* A line the caller sees ends the open tally; a held line only if it may count for
+                     * one of the tally's entries (the others' windows are none of the tally's). */
+                    if (((self->registered[slot->id].entries & self->open.entries) && close_tally(self) < 0) ||
+                        hold(self, position, line_end, index, slot) < 0) {
                         goto fail;
                     }
                     goto next;
@@ -620,6 +802,10 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                     id = group->id; /* an ACTIVE group: what its lines need is known by its id */
                 }
             } else {
+                /* Handed back: the open tally's lines go first (fresh_shape notes where this one goes). */
+                if (close_tally(self) < 0) {
+                    goto fail;
+                }
                 if (!self->masked_count) { /* a new line: read for ids only now (most lines repeat) */
                     masked.hash = masked_hash(data + position, length, self->scratch, &masked.length);
                 }
@@ -633,12 +819,15 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                 }
             }
         }
-        if (append_line(out, position, line_end, index, id) < 0) {
+        if (close_tally(self) < 0 || append_line(out, position, line_end, index, id) < 0) {
             goto fail;
         }
     next:
         position = line_end + 1;
         index++;
+    }
+    if (close_tally(self) < 0) {
+        goto fail;
     }
     self->lines = index;
     return end_walk(&walk, 0);
@@ -779,18 +968,20 @@ static Slot *insert_slot(Shapes *self, uint64_t hash, uint32_t length, int maske
 }
 
 /* A slot's kind (and group, and digit runs of a GROUPED shape), and its id for the caller. */
-static PyObject *registered(Shapes *self, Slot *slot, int kind, int group, uint64_t named, uint64_t coded) {
+static PyObject *registered(Shapes *self, Slot *slot, int kind, int group, uint64_t named, uint64_t coded, int rank_start,
+                            int rank_end, uint64_t entries) {
     slot->kind = kind;
     slot->group = group;
-    self->named_runs[slot->id] = named;
-    self->coded_runs[slot->id] = coded;
+    self->registered[slot->id] = (Registered){named, coded, entries, (int16_t)rank_start, (int16_t)rank_end};
     return PyLong_FromLong(slot->id);
 }
 
 PyDoc_STRVAR(register_doc,
-             "register(line, kind, group=0, masked=False, named=0, coded=0) -> int\n\n"
+             "register(line, kind, group=0, masked=False, named=0, coded=0, rank_start=-1, rank_end=-1, entries=0) -> int\n\n"
              "Remember the shape of `line` (bytes without its newline) as QUIET, CAUSE (of `group`, see\n"
-             "held), ACTIVE or GROUPED; returns\n"
+             "held), ACTIVE, GROUPED or TALLIED (its lines write their rank at line[rank_start:rank_end],\n"
+             "if rank_start is not -1; see tallies); `entries`, of a CAUSE or TALLIED shape, the entries\n"
+             "its lines count for as bits (entry % 64): a CAUSE line ends a tally only where they meet; returns\n"
              "its id, the number of shapes registered before it. A full table starts over first: an id\n"
              "of 0 tells the caller to forget what the old ids stood for. A shape registered again\n"
              "keeps its id and takes the new kind. With `masked`, the shape of the line with its hex\n"
@@ -805,13 +996,20 @@ static PyObject *Shapes_register(Shapes *self, PyObject *args) {
     Py_buffer view;
     int kind, group = 0, masked = 0;
     unsigned long long named = 0, coded = 0;
-    if (!PyArg_ParseTuple(args, "y*i|ipKK", &view, &kind, &group, &masked, &named, &coded)) {
+    int rank_start = -1, rank_end = -1;
+    unsigned long long entries = 0;
+    if (!PyArg_ParseTuple(args, "y*i|ipKKiiK", &view, &kind, &group, &masked, &named, &coded, &rank_start, &rank_end,
+                          &entries)) {
         return NULL;
     }
-    if (kind < KIND_QUIET || kind > KIND_GROUPED || group < 0 || view.len > self->long_line ||
-        (masked && kind != KIND_QUIET) || ((named || coded) && kind != KIND_GROUPED)) {
+    int ranked = rank_start != -1 || rank_end != -1;
+    if (kind < KIND_QUIET || kind > KIND_TALLIED || group < 0 || view.len > self->long_line ||
+        (masked && kind != KIND_QUIET) || ((named || coded) && kind != KIND_GROUPED) ||
+        (ranked && (kind != KIND_TALLIED || rank_start < 0 || rank_end <= rank_start || rank_end > view.len ||
+                    rank_end - rank_start > 9))) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "kind must be QUIET, CAUSE, ACTIVE or GROUPED (QUIET if masked; runs only if GROUPED), "
+        PyErr_SetString(PyExc_ValueError, "kind must be QUIET, CAUSE, ACTIVE, GROUPED or TALLIED (QUIET if masked; runs only if "
+                                          "GROUPED; a rank span of at most 9 digits within the line only if TALLIED), "
                                           "group at least 0, and the line at most long_line");
         return NULL;
     }
@@ -821,7 +1019,7 @@ static PyObject *Shapes_register(Shapes *self, PyObject *args) {
     if (!hash) {
         return PyLong_FromLong(-1);
     }
-    return registered(self, insert_slot(self, hash, length, masked), kind, group, named, coded);
+    return registered(self, insert_slot(self, hash, length, masked), kind, group, named, coded, rank_start, rank_end, entries);
 }
 
 PyDoc_STRVAR(register_group_doc,
@@ -850,7 +1048,7 @@ static PyObject *Shapes_register_group(Shapes *self, PyObject *args) {
     uint64_t hash = group_hash(self, view.buf, view.len, shape->id);
     uint32_t length = (uint32_t)view.len;
     PyBuffer_Release(&view);
-    return registered(self, insert_slot(self, hash, length, 0), kind, 0, 0, 0);
+    return registered(self, insert_slot(self, hash, length, 0), kind, 0, 0, 0, -1, -1, 0);
 }
 
 PyDoc_STRVAR(set_codes_doc,
@@ -892,12 +1090,25 @@ static PyObject *Shapes_set_codes(Shapes *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(tallies_doc,
+             "tallies() -> list of (lines, parts)\n\n"
+             "The lines of TALLIED shapes that the last classify call counted instead of handing back, in\n"
+             "tallies: each holds the lines between two that the caller sees (handed back or held), `lines`\n"
+             "of them, and a part per shape, in the order the shapes first came there: (id, count,\n"
+             "first_index, first_ordinal, first_start, first_end, last_index, last_ordinal, last_start,\n"
+             "last_end, ranks), an ordinal telling which of the tally's lines a line is, and ranks a\n"
+             "(rank, first_index, last_index) for each rank its lines write (-1: they write none), in the\n"
+             "order the ranks first came.");
+
+static PyObject *Shapes_tallies(Shapes *self, PyObject *Py_UNUSED(ignored)) { return Py_NewRef(self->tallies); }
+
 static Py_ssize_t Shapes_len(Shapes *self) { return self->count; }
 
 static PyMethodDef Shapes_methods[] = {
     {"segments", (PyCFunction)Shapes_segments, METH_VARARGS, segments_doc},
     {"classify", (PyCFunction)Shapes_classify, METH_VARARGS, classify_doc},
     {"held", (PyCFunction)Shapes_held, METH_VARARGS, held_doc},
+    {"tallies", (PyCFunction)Shapes_tallies, METH_NOARGS, tallies_doc},
     {"register", (PyCFunction)Shapes_register, METH_VARARGS, register_doc},
     {"register_group", (PyCFunction)Shapes_register_group, METH_VARARGS, register_group_doc},
     {"set_codes", (PyCFunction)Shapes_set_codes, METH_VARARGS, set_codes_doc},
@@ -969,7 +1180,8 @@ PyMODINIT_FUNC PyInit__lineshapes(void) {
     }
     if (PyModule_AddObjectRef(m, "Shapes", (PyObject *)&ShapesType) < 0 ||
         PyModule_AddIntConstant(m, "QUIET", KIND_QUIET) < 0 || PyModule_AddIntConstant(m, "CAUSE", KIND_CAUSE) < 0 ||
-        PyModule_AddIntConstant(m, "ACTIVE", KIND_ACTIVE) < 0 || PyModule_AddIntConstant(m, "GROUPED", KIND_GROUPED) < 0) {
+        PyModule_AddIntConstant(m, "ACTIVE", KIND_ACTIVE) < 0 || PyModule_AddIntConstant(m, "GROUPED", KIND_GROUPED) < 0 ||
+        PyModule_AddIntConstant(m, "TALLIED", KIND_TALLIED) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -6,6 +6,9 @@ QUIET: int
 CAUSE: int
 ACTIVE: int
 GROUPED: int
+TALLIED: int
+
+TallyPart = tuple[int, int, int, int, int, int, int, int, int, int, tuple[tuple[int, int, int], ...]]
 
 class Shapes:
     lines: int
@@ -14,8 +17,19 @@ class Shapes:
     def segments(self, buffer: bytes, start: int, end: int, /) -> list[tuple[int, int]]: ...
     def held(self, reach: list[list[tuple[int, int]]], tail: int, last: int, /) -> list[tuple[int, int, int, int]]: ...
     def register(
-        self, line: bytes, kind: int, group: int = 0, masked: bool = False, named: int = 0, coded: int = 0, /
+        self,
+        line: bytes,
+        kind: int,
+        group: int = 0,
+        masked: bool = False,
+        named: int = 0,
+        coded: int = 0,
+        rank_start: int = -1,
+        rank_end: int = -1,
+        entries: int = 0,
+        /,
     ) -> int: ...
+    def tallies(self) -> list[tuple[int, tuple[TallyPart, ...]]]: ...
     def register_group(self, line: bytes, kind: int = ..., /) -> int: ...
     def set_codes(self, codes: tuple[tuple[bytes, bool, bool], ...], /) -> None: ...
     def __len__(self) -> int: ...

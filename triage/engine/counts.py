@@ -26,6 +26,10 @@ from triage.engine.held_lines import HeldLines, Seen
 from triage.engine.shapes import Support
 
 
+RunRanks = tuple[list[Sighting], dict[int | None, int]]
+"""Of a run of own lines: the first line of each rank, in line order, and each rank's last line number."""
+
+
 class Source(Protocol):
     """The source a run of held lines comes from."""
 
@@ -52,6 +56,22 @@ class Counts:
                 self._wait_now(entry, seen.source)
             for support, waited in self._windows[entry].note_primary(seen):
                 self._add(support, waited)
+
+    def run(self, entry: int, count: int, ends: tuple[Sighting, Sighting], ranks: RunRanks) -> None:
+        """Count `count` own lines of an entry that nothing else came between (a tally, see
+        `triage.engine.tallies`), as `primary` of each would: `ends` are the first and the last,
+        `ranks` the first line of each rank, in line order, and each rank's last line number."""
+        first, last = ends
+        firsts, lasts = ranks
+        self.evidence[entry].add_run(count, first, last)
+        if entry in self._with_causes:
+            if self._later:
+                self._wait_now(entry, first.source)
+            window = self._windows[entry]
+            for seen in firsts:
+                for support, waited in window.note_primary(seen):
+                    self._add(support, waited)
+            window.note_last(first.source, lasts)
 
     def supports(
         self, supports: tuple[Support, ...] | list[Support], seen: Sighting, own: tuple[int, ...] = ()

@@ -138,6 +138,15 @@ class EntryEvidence:
             self.shown.append(seen)
         self.last = seen
 
+    def add_run(self, count: int, first: Sighting, last: Sighting) -> None:
+        """Count `count` repeats of shapes listed before, the first and last of them as given: as
+        `add_primary` of each, in order (see `triage.engine.tallies`)."""
+        self.count += count
+        if self.first_seen is None:
+            self.first_seen = first.order
+            self.first_rank = first.rank
+        self.last = last
+
     def holds(self, support: Support) -> bool:
         """Whether counting this cause evidence again would change nothing: its cause signature was
         counted at this quality or better, and each value it extracts is already kept."""
@@ -217,6 +226,12 @@ class CauseWindow:
                 (reached if _same_rank(seen.rank, cause_seen.rank) else kept).append((cause_seen, payload))
         self._waiting[seen.source] = kept
         return [payload for _, payload in reached]
+
+    def note_last(self, source: str, lines: dict[int | None, int]) -> None:
+        """Record the last own line of each rank (rank -> line number) of a run whose first line
+        of each rank was noted (`note_primary`): later lines of a rank reach no waiting line
+        that its first did not."""
+        self._primary.setdefault(source, {}).update(lines)
 
     def near(self, seen: Sighting, payload: Any) -> bool:
         """Whether a cause line counts now; if not, it waits for an own line to follow."""

@@ -17,6 +17,7 @@ from triage.engine.context import JobContext
 from triage.engine.held_lines import END, NO_HELD_LINES, HeldLines
 from triage.engine.prefilter import Prefilter
 from triage.engine.shapes import Shape
+from triage.engine.tallies import Tally
 from triage.engine.unclaimed import UnclaimedErrors
 
 NO_NATIVE = "TRIAGE_NO_NATIVE"
@@ -24,8 +25,9 @@ NO_NATIVE = "TRIAGE_NO_NATIVE"
 
 Marks = list[tuple[int, int]]
 """(offset, lines before it in the block) of some lines, so that the scan need not count them."""
-Found = tuple[list[Line], Marks, HeldLines]
-"""The lines of a block to match one by one, marks, and the cause lines to count in runs between them."""
+Found = tuple[list[Line], Marks, HeldLines, list[Tally]]
+"""The lines of a block to match one by one, marks, the cause lines to count in runs between them, and
+the own lines to count in tallies between them."""
 
 
 class LineFinder(Protocol):
@@ -66,10 +68,10 @@ class PrefilterLines:
         scope = self._scope
         main = scope.prefilter.candidates(block, *span)
         if not scope.cause_lines.enabled:
-            return merge(main, []), [], NO_HELD_LINES
+            return merge(main, []), [], NO_HELD_LINES, []
         found, keys = leads(block, main, scope.shapes, scope.with_causes)
         plan = near.plan(block, span, found, lines_before)
-        return scope.cause_lines.lines(block, plan.stretches, main, keys), plan.marks, NO_HELD_LINES
+        return scope.cause_lines.lines(block, plan.stretches, main, keys), plan.marks, NO_HELD_LINES, []
 
     def settle(self, block: bytes) -> None:
         """Nothing to learn: every line goes through the prefilter anyway."""

@@ -3,7 +3,9 @@
 The compiled table (`_lineshapes.c`) walks a block's lines and hashes each with its digits masked.
 A line of a shape known to need nothing is skipped there; a line of a shape that only cause
 evidence matches waits there until the scan knows which leads are near, then comes back apart, to be
-counted in runs (`triage.engine.counts`); every other line comes back to be matched. Only the first line of each shape not seen before goes through the prefilter, packed with
+counted in runs (`triage.engine.counts`); a line of a shape that is only an entry's own line, and
+needs nothing but counting, is counted there in tallies (`triage.engine.tallies`); every other line
+comes back to be matched. Only the first line of each shape not seen before goes through the prefilter, packed with
 the others into one small buffer; once the scanner has matched them, each shape is registered by
 what it needed.
 
@@ -16,12 +18,12 @@ and lines whose meaning depends on the next one (a wrapped message): those are n
 from __future__ import annotations
 
 from collections.abc import Hashable
+from operator import itemgetter
 from enum import Enum
 from functools import cached_property
 
 from triage.engine import _lineshapes
 from triage.engine.cause_lines import CAUSE_ONLY, NearLeads, leads, merge, union_flags
-from triage.engine.confirm import error_context
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.digit_groups import DigitGroups
@@ -31,8 +33,10 @@ from triage.engine.hex_ids import HexIds
 from triage.engine.job_ranks import rank_span
 from triage.engine.lines import Found, Scope
 from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, masked_ids
+from triage.engine.packed_lines import Fresh, Ids, match_packed
 from triage.engine.prefilter import CONTEXT, Candidate
-from triage.engine.shapes import MATCH_WINDOW
+from triage.engine.shapes import MATCH_WINDOW, Shape
+from triage.engine.tallies import entry_bits, may_tally, tally_leads, tally_of
 from triage.engine.unclaimed import FRAME, MAX_FRAMES, UnclaimedErrors
 
 QUIET_GROUPS = 1 << 14
@@ -44,7 +48,6 @@ EARLY_QUIET = 256
 """Lines of a block repeating its new shapes beyond which those that need nothing are registered
 before the block is walked (see `NativeLines._quiet_first`)."""
 
-Ids = set[int] | frozenset[int] | None
 Needs = tuple[Ids, set[int] | None]
 """(main prefilter ids, or CAUSE_ONLY where the main prefilter flags nothing; cause ids or None)."""
 
@@ -55,9 +58,6 @@ class Apart(Enum):
 
 APART = Apart.APART
 """What a shape whose digits may tell its lines apart needs: each line, what its digit group needs."""
-Fresh = tuple[int, int, Ids, set[int] | None, bool]
-"""A line of a shape not registered: start, end, its ids, cause ids, and whether its shape may stand
-for its other lines."""
 
 
 class NativeLines:
@@ -72,6 +72,8 @@ class NativeLines:
         """Where the first lines of the last block's new shapes are that repeated there apart."""
         self._held_as: list[HeldShape] = []
         """What the held lines of each registered shape support and where they write their rank, by its id."""
+        self._counted: list[Shape | None] = []
+        """What each shape registered TALLIED matched, by its id (None for the others)."""
         self._groups: list[frozenset[int]] = []
         """The entries that the lines of a group of cause shapes support."""
         self._fresh: list[Fresh] = []
@@ -102,16 +104,20 @@ class NativeLines:
         lines = self._table.lines
         # The block's end, after all its newlines: the scan need not count them again.
         marks.append((span[1], lines - (span[1] > span[0] and block[span[1] - 1] != NEWLINE)))
+        tallies = [tally_of(tally, self._counted) for tally in self._table.tallies()]
         if not self._scope.cause_lines.enabled:
-            return merge(main, []), marks, NO_HELD_LINES
+            return merge(main, []), marks, NO_HELD_LINES, tallies
         found, keys = leads(block, main, self._scope.shapes, self._scope.with_causes)
         index_of = dict(marks)
-        near.note([(entries, index_of[start]) for start, entries in found], lines_before, lines)
+        leads_at = [(entries, index_of[start]) for start, entries in found]
+        tallied = tally_leads(tallies, self._scope.with_causes)
+        near.note(sorted(leads_at + tallied, key=itemgetter(1)) if tallied else leads_at, lines_before, lines)
         held = self._held(near, lines_before)
         return (
             merge(main, causes, keys),
             marks,
             HeldLines(held, block, lines_before + 1, self._held_as, self._scope.cause_lines.supports),
+            tallies,
         )
 
     def settle(self, block: bytes) -> None:
@@ -130,6 +136,20 @@ class NativeLines:
                 kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
             if self._settle_ids(raw, line_start, quiet=alike and kind == _lineshapes.QUIET):
                 continue
+            counted = self._counted_shape(raw, ids, cause_ids) if alike and kind == _lineshapes.ACTIVE else None
+            if counted is not None:
+                at = counted.rank_at if isinstance(counted.rank_at, tuple) else (-1, -1)
+                entries = entry_bits(self._scope.with_causes.intersection(counted.primary))
+                self._register(
+                    raw,
+                    (_lineshapes.TALLIED, 0),
+                    (ids, cause_ids),
+                    NOT_HELD,
+                    ranks=at,
+                    entries=entries,
+                    counted=counted,
+                )
+                continue
             needs = None if kind == _lineshapes.QUIET else (ids, cause_ids) if alike else APART
             held_as = (
                 (cause_ids, rank_span(raw.translate(DIGITS_TO_ZERO)[:200].decode("latin-1")))
@@ -141,9 +161,17 @@ class NativeLines:
             if runs is not None:
                 self._register(raw, (_lineshapes.GROUPED, 0), needs, held_as, runs=runs)
             else:
-                self._register(raw, (kind, max(group, 0)), needs, held_as)
+                entries = entry_bits(self._groups[group]) if kind == _lineshapes.CAUSE else 0
+                self._register(raw, (kind, max(group, 0)), needs, held_as, entries=entries)
         self._fresh = []
         self._hex_ids.block_done()
+
+    def _counted_shape(self, raw: bytes, ids: Ids, cause_ids: set[int] | None) -> Shape | None:
+        """The shape of an ACTIVE line, if the table may count its lines itself (see `tallies`)."""
+        key = raw.translate(DIGITS_TO_ZERO)
+        shape = self._scope.shapes.get(key)
+        flagged = self._scope.cause_lines.supports(key, raw, cause_ids) if cause_ids is not None else ()
+        return shape if shape is not None and shape.ids == ids and may_tally(shape, flagged) else None
 
     def _settle_ids(self, raw: bytes, start: int, *, quiet: bool) -> bool:
         """Whether the block's new line at `start` holds hex ids (see `hex_ids`): it never repeats,
@@ -164,11 +192,14 @@ class NativeLines:
         *,
         masked: bool = False,
         runs: tuple[int, int] = (0, 0),
+        ranks: tuple[int, int] = (-1, -1),
+        entries: int = 0,
+        counted: Shape | None = None,
     ) -> None:
         """Register a shape with the table (kind and group) and what it needs, under its id."""
-        self._note(self._table.register(raw, *kind, masked, *runs), needs, held_as)
+        self._note(self._table.register(raw, *kind, masked, *runs, *ranks, entries), needs, held_as, counted)
 
-    def _note(self, shape: int, needs: Needs | Apart | None, held_as: HeldShape) -> None:
+    def _note(self, shape: int, needs: Needs | Apart | None, held_as: HeldShape, counted: Shape | None = None) -> None:
         """What the shape the table registered under this id needs (-1: it registered none: a
         masked line in which it finds no id, a group of a shape it does not group)."""
         if shape < 0:
@@ -176,12 +207,14 @@ class NativeLines:
         if shape == len(self._known):
             self._known.append(needs)
             self._held_as.append(held_as)
+            self._counted.append(counted)
         elif len(self._table) == 1:
-            self._known, self._held_as = [needs], [held_as]  # the table was full and started over
+            # The table was full and started over.
+            self._known, self._held_as, self._counted = [needs], [held_as], [counted]
             self._hex_ids.forget()
             self._registered_groups.clear()
         else:
-            self._known[shape], self._held_as[shape] = needs, held_as
+            self._known[shape], self._held_as[shape], self._counted[shape] = needs, held_as, counted
 
     def _quiet_first(self, block: bytes, span: tuple[int, int], seen: list[Seen]) -> list[Seen]:
         """Where a block's new shapes repeat within it, those that need nothing are registered before
@@ -311,7 +344,7 @@ class NativeLines:
         """`_match` of each line. A line longer than a match window is never registered: it is
         scanned where it lies, as on the prefilter path."""
         short = [line for line in new if line[1] - line[0] <= MATCH_WINDOW]
-        packed = iter(self._match_packed(block, short, judge=judge))
+        packed = iter(match_packed(self._scope, self._hex_ids, block, short, judge=judge))
         return [
             next(packed) if end - start <= MATCH_WINDOW else (start, end, *self._long_flags(block, start, end), False)
             for start, end, _, _ in new
@@ -330,39 +363,11 @@ class NativeLines:
             found = prefilter.cause_candidates(block, start, end) if self._scope.cause_lines.enabled else []
             ids = next((flagged for _, _, flagged in prefilter.candidates(block, start, end)), CAUSE_ONLY)
             return ids, next((flagged for _, _, flagged in found), None)
-        flags = self._match_packed(block, pieces, judge=True)
+        flags = match_packed(self._scope, self._hex_ids, block, pieces, judge=True)
         for low, high, flagged, causes, alike in flags:
             if flagged is CAUSE_ONLY and causes is None and alike and masked_ids(block[low:high]) is None:
                 self._register(block[low:high], (_lineshapes.QUIET, 0), None, NOT_HELD)
         return union_flags((flagged, causes) for _, _, flagged, causes, _ in flags)
-
-    def _match_packed(self, block: bytes, new: list[Seen], *, judge: bool) -> list[Fresh]:
-        """`_match` of short lines, packed into one small buffer for each prefilter."""
-        if not new:
-            return []
-        raws = [block[start:end] for start, end, _, _ in new]
-        packed, starts = _pack(raws)
-        prefilter = self._scope.prefilter
-        ids: list[Ids] = [CAUSE_ONLY] * len(new)
-        for start, _, flagged in prefilter.candidates(packed):
-            ids[starts[start]] = flagged
-        cause_ids: list[set[int] | None] = [None] * len(new)
-        if self._scope.cause_lines.enabled:
-            for start, _, flagged in prefilter.cause_candidates(packed):
-                cause_ids[starts[start]] = flagged
-        apart = self._apart(new, raws) if judge else set(range(len(new)))
-        return [(start, end, ids[n], cause_ids[n], n not in apart) for n, (start, end, _, _) in enumerate(new)]
-
-    def _apart(self, new: list[Seen], raws: list[bytes]) -> set[int]:
-        """Which of the lines have a shape whose digits may tell its lines apart: a digit that a
-        pattern names, or a bare code on a line that reports an error. Judged with hex ids masked
-        (see `hex_ids`): a digit inside an id is no code and names nothing."""
-        masked = [self._hex_ids.masked(line[0]) or raw.translate(DIGITS_TO_ZERO) for line, raw in zip(new, raws)]
-        judged, starts = _pack(masked)
-        named, codes = self._scope.prefilter.digit_candidates(judged)
-        apart = {starts[start] for start, _, _ in named}
-        apart |= {starts[start] for start, _, _ in codes if error_context(decode_line(raws[starts[start]]))}
-        return apart
 
     def _kind(self, raw: bytes, ids: Ids, cause_ids: set[int] | None) -> int | None:
         """How the table should treat a matched shape's lines; None: hand each one back."""
@@ -389,12 +394,3 @@ class NativeLines:
             # Few: one per set of entries that a line's cause evidence supports together.
             self._groups.append(entries)
         return self._groups.index(entries)
-
-
-def _pack(lines: list[bytes]) -> tuple[bytes, dict[int, int]]:
-    """The lines joined into one buffer, and which of them starts at each offset."""
-    starts, at = {}, 0
-    for number, line in enumerate(lines):
-        starts[at] = number
-        at += len(line) + 1
-    return b"\n".join(lines) + b"\n", starts

@@ -7,6 +7,7 @@ values, plus a cache of fuzzy verdicts per distinct line template.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 from triage.engine.cause_lines import CAUSE_ONLY, CauseLines, NearLeads
@@ -15,9 +16,9 @@ from triage.engine.correlate import correlate
 from triage.engine.error_lines import WARNED, error_kind, warned
 from triage.engine.counts import Counts
 from triage.engine.evidence import EntryEvidence, Sighting
-from triage.engine.held_lines import END
-from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, shape_key, without_ids
-from triage.engine.context import MAX_LINES as CONTEXT_LINES
+from triage.engine.held_lines import END, HeldLines
+from triage.engine.normalize import decode_line, shape_key
+from triage.engine.observe import observe
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
 from triage.engine.rank import build_result
@@ -27,7 +28,8 @@ from triage.engine.matcher import Hit, LineMatcher, extract
 from triage.engine.scan_part import ScanPart
 from triage.engine.shapes import MATCH_WINDOW, Shape, Support
 from triage.engine.slices import SCAN_SLICE, line_slices, long_line_windows, overlong_cut
-from triage.engine.unclaimed import MAX_FRAMES, TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
+from triage.engine.tallies import Tally, count_tally
+from triage.engine.unclaimed import TAIL_BYTES, ErrorLine, UnclaimedErrors, numbered_tail
 from triage.engine.wrapped import wrapped_hits
 from triage.results import ScanResult
 from triage.sources import binary_line
@@ -73,8 +75,8 @@ class Scanner:
         with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
         self._counts = Counts(self.evidence, with_causes)
         self._cause_lines = CauseLines(kb, self.prefilter, self._matcher)
-        scope = Scope(kb, self.prefilter, self._cause_lines, self._shapes, with_causes)
-        self._finder = line_finder(scope, self.context, self.unclaimed)
+        self._scope = Scope(kb, self.prefilter, self._cause_lines, self._shapes, with_causes)
+        self._finder = line_finder(self._scope, self.context, self.unclaimed)
         self._started = time.perf_counter()
 
     # -- input ---------------------------------------------------------------------------------
@@ -142,6 +144,8 @@ class Scanner:
         self.evidence.clear()  # in place: the counts hold it
         self.unclaimed.clear()
         self._shapes.clear()
+        # The shape table counts the lines of shapes it knows as repeats: they are new again now.
+        self._finder = line_finder(self._scope, self.context, self.unclaimed)
         self.lines = self.bytes = self.candidate_lines = 0
 
     def absorb(self, part: ScanPart, source: str) -> None:
@@ -202,17 +206,22 @@ class Scanner:
         position = start
         newlines_before = 0
         shapes = self._shapes
-        found, marks, held = self._finder.lines(state.near, state.lines, block, (start, end))
+        found, marks, held, tallies = self._finder.lines(state.near, state.lines, block, (start, end))
         # Line numbers the line finder already counted, to jump to instead of counting again.
         mark, marks_left = (start, 0), iter(marks)
+        tallies_left = deque(tallies)
         for line_start, line_end, ids, causes, known in found:
+            while tallies_left and tallies_left[0].start < line_start:
+                self._count_tally(state, block, held, tallies_left.popleft())
             if held.next < line_start:
                 self._counts.held(held.before(line_start), held, state, self._order)
             raw = block[line_start:line_end]
             if ids is None or CONTEXT in ids:
                 # The line finder's count first: the lines skipped since the last are not counted again.
                 mark, counted = jump_marks(mark, marks_left, (position, newlines_before), line_start)
-                position, newlines_before = self._observe(state, block, (line_start, raw), counted)
+                position, newlines_before = observe(
+                    self.context, self.unclaimed, (state.name, state.lines), block, (line_start, raw), counted
+                )
             if ids == CONTEXT_ONLY:
                 if causes is None:
                     continue
@@ -236,6 +245,8 @@ class Scanner:
             else:
                 following = (block, line_end + 1, end) if line_end < end else None
                 newly |= self._match_shape(state, line_number, (raw, key), ids, causes, following)
+        for tally in tallies_left:
+            self._count_tally(state, block, held, tally)
         self._counts.held(held.before(END), held, state, self._order)
         if complete:
             # Only the rest of the block is left to count: the lines up to `position` already are.
@@ -248,26 +259,13 @@ class Scanner:
         self._finder.settle(block)
         return newly
 
-    def _observe(
-        self, state: _Source, block: bytes, line: tuple[int, bytes], counted: tuple[int, int]
-    ) -> tuple[int, int]:
-        """Show a line (start, raw bytes) to the job context and the traceback frames while they
-        still want lines; returns where lines are counted up to and how many lie before it."""
-        context, unclaimed = self.context, self.unclaimed
-        if context.lines_seen >= CONTEXT_LINES and len(unclaimed.frames) >= MAX_FRAMES:
-            return counted
-        (line_start, raw), (position, newlines_before) = line, counted
-        window = raw[:MATCH_WINDOW]
-        text = decode_line(window)
-        if context.lines_seen < CONTEXT_LINES:
-            shown = without_ids(window)  # a request id that starts `910b` names no chip
-            # The ids are masked already: the digits make the shape key (`shape_key` of the window).
-            context.observe(text if shown is window else decode_line(shown), shown.translate(DIGITS_TO_ZERO))
-        if len(unclaimed.frames) < MAX_FRAMES:
-            newlines_before += block.count(b"\n", position, line_start)  # counted once: see _scan_block
-            unclaimed.note_frame(text, (state.name, state.lines + newlines_before + 1))
-            return line_start, newlines_before
-        return counted
+    def _count_tally(self, state: _Source, block: bytes, held: HeldLines, tally: Tally) -> None:
+        """Count the own lines the shape table tallied (see `triage.engine.tallies`), after the held
+        cause lines before them: as `_repeat` of each line would."""
+        if held.next < tally.start:
+            self._counts.held(held.before(tally.start), held, state, self._order)
+        count_tally(self._counts, tally, block, (self._order, state.name, state.rank, state.lines + 1))
+        self._order += tally.lines
 
     def _match_shape(
         self,
