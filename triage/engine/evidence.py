@@ -129,12 +129,15 @@ class EntryEvidence:
         return [line for _, line in sorted(listed, key=lambda pair: pair[0])]
 
     def add_primary(self, seen: Sighting, *, new_shape: bool) -> None:
-        """Count a line that matched the entry itself; a line of a shape not seen before is listed."""
+        """Count a line that matched the entry itself; a line of a shape not seen before is listed.
+        The scan's shapes are a bounded cache, matched again when one of the same text shape but
+        other prefilter ids (another digit group) took its place: a shape listed is not listed
+        again, as `merge` does with a later part's."""
         self.count += 1
         if self.first_seen is None:
             self.first_seen = seen.order
             self.first_rank = seen.rank
-        if new_shape and len(self.shown) < MAX_EVIDENCE_LINES:
+        if new_shape and len(self.shown) < MAX_EVIDENCE_LINES and seen.shape not in {s.shape for s in self.shown}:
             self.shown.append(seen)
         self.last = seen
 
