@@ -76,6 +76,18 @@ def test_listing_slots_go_to_the_entrys_own_distinct_lines_first(scan_text):
     assert any(cause == "slow-rank" for cause in shown)  # the cause still shows where it came from
 
 
+def test_a_shape_is_listed_once_however_often_its_digit_groups_take_turns(scan_text):
+    # Two groups of one shape (a PID that may be a code, a PID that cannot): each return of one
+    # after the other is matched again, and used to be listed again as a new shape.
+    lines = [
+        f"[rank0]: EZ1001: [PID: {pid}] self not implemented for DT_DOUBLE, should be in dtype support list [DT_FLOAT,]."
+        for pid in ("507015", "123456") * 6
+    ]
+    diagnosis = by_id(scan_text("\n".join(lines) + "\n"), "aclnn-dtype-double-not-implemented")
+    assert diagnosis.evidence_count == 12
+    assert [line.line for line in diagnosis.evidence] == [1, 12]  # the first, and the last
+
+
 def test_cause_lines_count_only_near_the_entrys_own_lines(scan_text):
     far = ["[rank0]: Running tokenizer on dataset"] + [f"step {n}" for n in range(CAUSE_WINDOW + 10)]
     lines = far + [EI0006.format(r=0, pid=1)]
