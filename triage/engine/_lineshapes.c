@@ -31,10 +31,33 @@ typedef struct {
     int32_t group; /* of a CAUSE shape: which reach its lines are kept in (see held) */
 } Slot;
 
+/* A set of KB entries as bits, entry % ENTRY_BITS: two sets that share no bit share no entry. */
+enum { ENTRY_BITS = 256 };
+typedef struct {
+    uint64_t word[ENTRY_BITS / 64];
+} Entries;
+
+static inline int entries_meet(const Entries *a, const Entries *b) {
+    uint64_t met = 0;
+    for (int n = 0; n < ENTRY_BITS / 64; n++) {
+        met |= a->word[n] & b->word[n];
+    }
+    return met != 0;
+}
+
+static inline int entries_any(const Entries *a) {
+    uint64_t any = 0;
+    for (int n = 0; n < ENTRY_BITS / 64; n++) {
+        any |= a->word[n];
+    }
+    return any != 0;
+}
+
 /* What a shape is registered with beyond its slot (which every line's lookup reads: kept small), by id. */
 typedef struct {
     uint64_t named_runs, coded_runs; /* of a GROUPED shape: its digit runs that count (see group_hash) */
-    uint64_t entries; /* of a CAUSE or TALLIED shape: the entries its lines count for, as bits (see tallies) */
+    Entries entries; /* of a TALLIED shape: the entries its lines are own lines of (see tallies) */
+    Entries supports; /* of a CAUSE or TALLIED shape: the entries its lines may be cause evidence of */
     int16_t rank_start, rank_end; /* of a TALLIED shape: where its lines write their rank (-1: they do not) */
 } Registered;
 
@@ -75,9 +98,15 @@ typedef struct {
     int32_t id;
 } Line;
 
+/* A registration's arguments for a TALLIED or CAUSE shape (see register). */
+typedef struct {
+    Entries entries, supports;
+    int rank_start, rank_end;
+} Tallied;
+
 typedef struct {
     Py_ssize_t lines;
-    uint64_t entries; /* its shapes' */
+    Entries entries; /* its shapes' */
     int shapes;
     Counted shape[TALLY_SHAPES];
     Line first[TALLY_MIN]; /* its first lines, to hand back if no more come */
@@ -550,7 +579,7 @@ static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     self->open.lines = 0;
-    self->open.entries = 0;
+    self->open.entries = (Entries){{0}};
     self->open.shapes = 0;
     self->held_count = 0;
     self->lines = 0;
@@ -580,13 +609,28 @@ static int append_line(PyObject *out, Py_ssize_t start, Py_ssize_t end, Py_ssize
 static int close_tally(Shapes *self) {
     Tally *tally = &self->open;
     if (tally->lines < TALLY_MIN) {
+        /* Handed back, a line is seen whole: not held as well (held lines are in line order). */
+        Py_ssize_t kept = self->held_count;
+        while (kept > 0 && self->held[kept - 1].index >= tally->first[0].index) {
+            kept--;
+        }
+        for (Py_ssize_t n = kept; n < self->held_count; n++) {
+            int tallied = 0;
+            for (Py_ssize_t t = 0; t < tally->lines && !tallied; t++) {
+                tallied = self->held[n].index == tally->first[t].index;
+            }
+            if (!tallied) {
+                self->held[kept++] = self->held[n];
+            }
+        }
+        self->held_count = kept;
         int failed = 0;
         for (Py_ssize_t n = 0; n < tally->lines && !failed; n++) {
             const Line *line = &tally->first[n];
             failed = append_line(self->out, line->start, line->end, line->index, line->id) < 0;
         }
         tally->lines = 0;
-        tally->entries = 0;
+        tally->entries = (Entries){{0}};
         tally->shapes = 0;
         return failed ? -1 : 0;
     }
@@ -622,7 +666,7 @@ static int close_tally(Shapes *self) {
     int failed = item == NULL || PyList_Append(self->tallies, item) < 0;
     Py_XDECREF(item);
     tally->lines = 0;
-    tally->entries = 0;
+    tally->entries = (Entries){{0}};
     tally->shapes = 0;
     return failed ? -1 : 0;
 }
@@ -667,7 +711,9 @@ static int tally_line(Shapes *self, const Slot *slot, const unsigned char *line,
         c = &tally->shape[tally->shapes++];
         *c = (Counted){.id = slot->id, .first_start = start, .first_end = end, .first_index = index,
                        .first_ordinal = tally->lines};
-        tally->entries |= shape->entries;
+        for (int n = 0; n < ENTRY_BITS / 64; n++) {
+            tally->entries.word[n] |= shape->entries.word[n];
+        }
         lines = NULL;
     }
     if (lines == NULL) {
@@ -684,6 +730,24 @@ static int tally_line(Shapes *self, const Slot *slot, const unsigned char *line,
     c->last_index = index;
     c->last_ordinal = tally->lines++;
     return 0;
+}
+
+/* A line of a TALLIED shape (or group): counted in the open tally and, where it may be cause evidence
+ * of entries, held as a CAUSE line is; the tally then ends after it if those entries are among its
+ * own (their cause windows must see the tally's lines before it, and not those after). */
+static int tallied_line(Shapes *self, const Slot *slot, const unsigned char *line, Py_ssize_t start, Py_ssize_t end,
+                        Py_ssize_t index) {
+    const Entries *supports = &self->registered[slot->id].supports;
+    if (tally_line(self, slot, line, start, end, index) < 0) {
+        return -1;
+    }
+    if (!entries_any(supports)) {
+        return 0;
+    }
+    if (hold(self, start, end, index, slot) < 0) {
+        return -1;
+    }
+    return entries_meet(supports, &self->open.entries) ? close_tally(self) : 0;
 }
 
 static int append_line(PyObject *out, Py_ssize_t start, Py_ssize_t end, Py_ssize_t index, long id) {
@@ -754,7 +818,7 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
     Py_ssize_t position = start, index = 0;
     self->held_count = 0;
     self->open.lines = 0;
-    self->open.entries = 0;
+    self->open.entries = (Entries){{0}};
     self->open.shapes = 0;
     Py_XSETREF(self->tallies, PyList_New(0));
     if (self->tallies == NULL) {
@@ -779,7 +843,7 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                     goto next;
                 }
                 if (slot->kind == KIND_TALLIED) {
-                    if (tally_line(self, slot, data + position, position, line_end, index) < 0) {
+                    if (tallied_line(self, slot, data + position, position, line_end, index) < 0) {
                         goto fail;
                     }
                     goto next;
@@ -787,7 +851,7 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                 if (slot->kind == KIND_CAUSE) {
                     /* A line the caller sees ends the open tally; a held line only if it may count for
                      * one of the tally's entries (the others' windows are none of the tally's). */
-                    if (((self->registered[slot->id].entries & self->open.entries) && close_tally(self) < 0) ||
+                    if ((entries_meet(&self->registered[slot->id].supports, &self->open.entries) && close_tally(self) < 0) ||
                         hold(self, position, line_end, index, slot) < 0) {
                         goto fail;
                     }
@@ -797,6 +861,12 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
                 const Slot *group = slot->kind == KIND_GROUPED ? group_of(self, data + position, length, slot) : NULL;
                 if (group != NULL && group->hash != 0) {
                     if (group->kind == KIND_QUIET) {
+                        goto next;
+                    }
+                    if (group->kind == KIND_TALLIED) {
+                        if (tallied_line(self, group, data + position, position, line_end, index) < 0) {
+                            goto fail;
+                        }
                         goto next;
                     }
                     id = group->id; /* an ACTIVE group: what its lines need is known by its id */
@@ -968,20 +1038,72 @@ static Slot *insert_slot(Shapes *self, uint64_t hash, uint32_t length, int maske
 }
 
 /* A slot's kind (and group, and digit runs of a GROUPED shape), and its id for the caller. */
-static PyObject *registered(Shapes *self, Slot *slot, int kind, int group, uint64_t named, uint64_t coded, int rank_start,
-                            int rank_end, uint64_t entries) {
+static PyObject *registered(Shapes *self, Slot *slot, int kind, int group, uint64_t named, uint64_t coded,
+                            const Tallied *tallied) {
     slot->kind = kind;
     slot->group = group;
-    self->registered[slot->id] = (Registered){named, coded, entries, (int16_t)rank_start, (int16_t)rank_end};
+    self->registered[slot->id] = (Registered){named, coded, tallied->entries, tallied->supports,
+                                              (int16_t)tallied->rank_start, (int16_t)tallied->rank_end};
     return PyLong_FromLong(slot->id);
 }
 
+/* A set of entries from a sequence of entry indices (None: empty). */
+static int entries_of(PyObject *indices, Entries *out) {
+    *out = (Entries){{0}};
+    if (indices == Py_None) {
+        return 0;
+    }
+    PyObject *seq = PySequence_Fast(indices, "entries must be a sequence of entry indices");
+    if (seq == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t n = 0; n < PySequence_Fast_GET_SIZE(seq); n++) {
+        long entry = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, n));
+        if (entry < 0) {
+            Py_DECREF(seq);
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "an entry index is at least 0");
+            }
+            return -1;
+        }
+        out->word[(entry % ENTRY_BITS) / 64] |= 1ULL << (entry % 64);
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* Whether a rank span fits: none (-1, -1), or of a TALLIED shape at most 9 digits within the line. */
+static int rank_span_fits(int kind, int rank_start, int rank_end, Py_ssize_t length) {
+    if (rank_start == -1 && rank_end == -1) {
+        return 1;
+    }
+    return kind == KIND_TALLIED && rank_start >= 0 && rank_end > rank_start && rank_end <= length && rank_end - rank_start <= 9;
+}
+
+/* What a TALLIED (or CAUSE) registration adds, read from its arguments: 0, or -1 with an error set. */
+static int tallied_of(int kind, Py_ssize_t length, int rank_start, int rank_end, PyObject *entries, PyObject *supports,
+                      Tallied *out) {
+    out->rank_start = rank_start;
+    out->rank_end = rank_end;
+    if (!rank_span_fits(kind, rank_start, rank_end, length) ||
+        (entries != Py_None && kind != KIND_TALLIED) || (supports != Py_None && kind != KIND_TALLIED && kind != KIND_CAUSE)) {
+        PyErr_SetString(PyExc_ValueError, "a rank span (at most 9 digits, within the line) and entries only if TALLIED, "
+                                          "supports only if TALLIED or CAUSE");
+        return -1;
+    }
+    return entries_of(entries, &out->entries) < 0 || entries_of(supports, &out->supports) < 0 ? -1 : 0;
+}
+
 PyDoc_STRVAR(register_doc,
-             "register(line, kind, group=0, masked=False, named=0, coded=0, rank_start=-1, rank_end=-1, entries=0) -> int\n\n"
+             "register(line, kind, group=0, masked=False, named=0, coded=0, rank_start=-1, rank_end=-1, entries=None,\n"
+             "         supports=None) -> int\n\n"
              "Remember the shape of `line` (bytes without its newline) as QUIET, CAUSE (of `group`, see\n"
              "held), ACTIVE, GROUPED or TALLIED (its lines write their rank at line[rank_start:rank_end],\n"
-             "if rank_start is not -1; see tallies); `entries`, of a CAUSE or TALLIED shape, the entries\n"
-             "its lines count for as bits (entry % 64): a CAUSE line ends a tally only where they meet; returns\n"
+             "if rank_start is not -1; see tallies). `entries` (entry indices), of a TALLIED shape: those\n"
+             "its lines are own lines of; `supports`, of a CAUSE or TALLIED shape: those its lines may be\n"
+             "cause evidence of. A CAUSE line ends a tally where its supports meet the tally's entries; a\n"
+             "TALLIED line with supports is held too (as a CAUSE line of `group`) and ends its tally where\n"
+             "they meet. Returns\n"
              "its id, the number of shapes registered before it. A full table starts over first: an id\n"
              "of 0 tells the caller to forget what the old ids stood for. A shape registered again\n"
              "keeps its id and takes the new kind. With `masked`, the shape of the line with its hex\n"
@@ -994,23 +1116,23 @@ PyDoc_STRVAR(register_doc,
 
 static PyObject *Shapes_register(Shapes *self, PyObject *args) {
     Py_buffer view;
-    int kind, group = 0, masked = 0;
+    int kind, group = 0, masked = 0, rank_start = -1, rank_end = -1;
     unsigned long long named = 0, coded = 0;
-    int rank_start = -1, rank_end = -1;
-    unsigned long long entries = 0;
-    if (!PyArg_ParseTuple(args, "y*i|ipKKiiK", &view, &kind, &group, &masked, &named, &coded, &rank_start, &rank_end,
-                          &entries)) {
+    PyObject *entries = Py_None, *supports = Py_None;
+    if (!PyArg_ParseTuple(args, "y*i|ipKKiiOO", &view, &kind, &group, &masked, &named, &coded, &rank_start, &rank_end,
+                          &entries, &supports)) {
         return NULL;
     }
-    int ranked = rank_start != -1 || rank_end != -1;
+    Tallied tallied;
     if (kind < KIND_QUIET || kind > KIND_TALLIED || group < 0 || view.len > self->long_line ||
-        (masked && kind != KIND_QUIET) || ((named || coded) && kind != KIND_GROUPED) ||
-        (ranked && (kind != KIND_TALLIED || rank_start < 0 || rank_end <= rank_start || rank_end > view.len ||
-                    rank_end - rank_start > 9))) {
+        (masked && kind != KIND_QUIET) || ((named || coded) && kind != KIND_GROUPED)) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "kind must be QUIET, CAUSE, ACTIVE, GROUPED or TALLIED (QUIET if masked; runs only if "
-                                          "GROUPED; a rank span of at most 9 digits within the line only if TALLIED), "
-                                          "group at least 0, and the line at most long_line");
+                                          "GROUPED), group at least 0, and the line at most long_line");
+        return NULL;
+    }
+    if (tallied_of(kind, view.len, rank_start, rank_end, entries, supports, &tallied) < 0) {
+        PyBuffer_Release(&view);
         return NULL;
     }
     uint32_t length = (uint32_t)view.len;
@@ -1019,25 +1141,33 @@ static PyObject *Shapes_register(Shapes *self, PyObject *args) {
     if (!hash) {
         return PyLong_FromLong(-1);
     }
-    return registered(self, insert_slot(self, hash, length, masked), kind, group, named, coded, rank_start, rank_end, entries);
+    return registered(self, insert_slot(self, hash, length, masked), kind, group, named, coded, &tallied);
 }
 
 PyDoc_STRVAR(register_group_doc,
-             "register_group(line, kind=QUIET) -> int\n\n"
-             "Remember the group of `line` under its GROUPED shape as QUIET or ACTIVE (see register): its\n"
-             "id, as register gives it; -1 when the line's shape is not GROUPED. The lines of a QUIET\n"
-             "group are skipped; those of an ACTIVE group are handed back with the group's id instead of\n"
-             "their shape's, so that the caller knows what they need without reading their digits.");
+             "register_group(line, kind=QUIET, rank_start=-1, rank_end=-1, entries=None, supports=None, group=0) -> int\n\n"
+             "Remember the group of `line` under its GROUPED shape as QUIET, ACTIVE or TALLIED (see\n"
+             "register): its id, as register gives it; -1 when the line's shape is not GROUPED. The lines\n"
+             "of a QUIET group are skipped; those of an ACTIVE group are handed back with the group's id\n"
+             "instead of their shape's, so that the caller knows what they need without reading their\n"
+             "digits; those of a TALLIED group are counted in tallies (and held, with supports) under the\n"
+             "group's id.");
 
 static PyObject *Shapes_register_group(Shapes *self, PyObject *args) {
     Py_buffer view;
-    int kind = KIND_QUIET;
-    if (!PyArg_ParseTuple(args, "y*|i", &view, &kind)) {
+    int kind = KIND_QUIET, group = 0, rank_start = -1, rank_end = -1;
+    PyObject *entries = Py_None, *supports = Py_None;
+    if (!PyArg_ParseTuple(args, "y*|iiiOOi", &view, &kind, &rank_start, &rank_end, &entries, &supports, &group)) {
         return NULL;
     }
-    if (kind != KIND_QUIET && kind != KIND_ACTIVE) {
+    Tallied tallied;
+    if ((kind != KIND_QUIET && kind != KIND_ACTIVE && kind != KIND_TALLIED) || group < 0) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "a group is registered QUIET or ACTIVE");
+        PyErr_SetString(PyExc_ValueError, "a group is registered QUIET, ACTIVE or TALLIED, its cause group at least 0");
+        return NULL;
+    }
+    if (tallied_of(kind, view.len, rank_start, rank_end, entries, supports, &tallied) < 0) {
+        PyBuffer_Release(&view);
         return NULL;
     }
     const Slot *shape = view.len <= self->long_line ? find_slot(self, shape_hash(view.buf, view.len), (uint32_t)view.len) : NULL;
@@ -1048,7 +1178,7 @@ static PyObject *Shapes_register_group(Shapes *self, PyObject *args) {
     uint64_t hash = group_hash(self, view.buf, view.len, shape->id);
     uint32_t length = (uint32_t)view.len;
     PyBuffer_Release(&view);
-    return registered(self, insert_slot(self, hash, length, 0), kind, 0, 0, 0, -1, -1, 0);
+    return registered(self, insert_slot(self, hash, length, 0), kind, group, 0, 0, &tallied);
 }
 
 PyDoc_STRVAR(set_codes_doc,

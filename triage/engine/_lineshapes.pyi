@@ -1,5 +1,6 @@
 """Types of the compiled line-shape table (see _lineshapes.c for what it does)."""
 
+from collections.abc import Sequence
 from mmap import mmap
 
 QUIET: int
@@ -26,11 +27,22 @@ class Shapes:
         coded: int = 0,
         rank_start: int = -1,
         rank_end: int = -1,
-        entries: int = 0,
+        entries: Sequence[int] | None = None,
+        supports: Sequence[int] | None = None,
         /,
     ) -> int: ...
     def tallies(self) -> list[tuple[int, tuple[TallyPart, ...]]]: ...
-    def register_group(self, line: bytes, kind: int = ..., /) -> int: ...
+    def register_group(
+        self,
+        line: bytes,
+        kind: int = ...,
+        rank_start: int = -1,
+        rank_end: int = -1,
+        entries: Sequence[int] | None = None,
+        supports: Sequence[int] | None = None,
+        group: int = 0,
+        /,
+    ) -> int: ...
     def set_codes(self, codes: tuple[tuple[bytes, bool, bool], ...], /) -> None: ...
     def __len__(self) -> int: ...
 

@@ -170,6 +170,32 @@ class NearLeads:
         return at < len(lines) and lines[at] <= line + CAUSE_WINDOW
 
 
+class CauseGroups:
+    """The sets of entries whose causes the lines of one cause shape are evidence of, by the shape
+    table's group (see `Shapes.held`): few, one per set."""
+
+    def __init__(self) -> None:
+        self._sets: list[frozenset[int]] = []
+
+    def __getitem__(self, group: int) -> frozenset[int]:
+        return self._sets[group]
+
+    def of(self, entries: frozenset[int]) -> int:
+        """The group of lines that are evidence of these entries' causes."""
+        if entries not in self._sets:
+            self._sets.append(entries)
+        return self._sets.index(entries)
+
+    def reach(self, near: NearLeads, lines_before: int) -> list[list[tuple[int, int]]]:
+        """Per group, the (low, high) line indices of the next block (after `lines_before` lines)
+        where its lines count: near a lead of one of its entries."""
+        first = lines_before + 1  # the line number of the block's first line
+        return [
+            [(max(0, low - first), high - first) for low, high in near.reach(entries) if high > first]
+            for entries in self._sets
+        ]
+
+
 def union_flags(
     pieces: Iterable[tuple[set[int] | frozenset[int] | None, set[int] | None]],
 ) -> tuple[set[int] | frozenset[int] | None, set[int] | None]:

@@ -26,8 +26,9 @@ from triage.engine.held_lines import HeldLines, Seen
 from triage.engine.shapes import Support
 
 
-RunRanks = tuple[list[Sighting], dict[int | None, int]]
-"""Of a run of own lines: the first line of each rank, in line order, and each rank's last line number."""
+RunRanks = tuple[Callable[[], list[Sighting]], dict[int | None, int]]
+"""Of a run of own lines: how to make the first line of each rank, in line order, and each rank's
+last line number."""
 
 
 class Source(Protocol):
@@ -45,6 +46,8 @@ class Counts:
         self.evidence = evidence
         self._with_causes = with_causes
         self._windows = CauseWindows()
+        self.changes = 0
+        """How many times a cause's evidence was counted: what is spent changes only with it."""
         self._later: dict[tuple[int, str], tuple[Callable[[int], Sighting], list[tuple[int, Support]]]] = {}
         """Per (entry, source): the last run's lines that wait, not yet sighted (see `_wait_later`)."""
 
@@ -60,7 +63,8 @@ class Counts:
     def run(self, entry: int, count: int, ends: tuple[Sighting, Sighting], ranks: RunRanks) -> None:
         """Count `count` own lines of an entry that nothing else came between (a tally, see
         `triage.engine.tallies`), as `primary` of each would: `ends` are the first and the last,
-        `ranks` the first line of each rank, in line order, and each rank's last line number."""
+        `ranks` how to make the first line of each rank, in line order (asked only where cause
+        lines wait for one), and each rank's last line number."""
         first, last = ends
         firsts, lasts = ranks
         self.evidence[entry].add_run(count, first, last)
@@ -68,7 +72,7 @@ class Counts:
             if self._later:
                 self._wait_now(entry, first.source)
             window = self._windows[entry]
-            for seen in firsts:
+            for seen in firsts() if window.waits(first.source) else ():
                 for support, waited in window.note_primary(seen):
                     self._add(support, waited)
             window.note_last(first.source, lasts)
@@ -79,7 +83,7 @@ class Counts:
         """Count a line's cause evidence where an own line of its entry is near (the line itself,
         for the entries it is an own line of: `own`); else it waits."""
         for support in supports:
-            if self._spent(support):
+            if self.spent(support):
                 # Counted before: it changes nothing now, and waiting would only push the lines of
                 # other causes, which may still count, out of the window.
                 continue
@@ -91,7 +95,7 @@ class Counts:
             if self._windows[support[0]].near(seen, (support, seen)):
                 self._add(support, seen)
 
-    def _spent(self, support: Support) -> bool:
+    def spent(self, support: Support) -> bool:
         """Whether counting this support would change nothing (see `EntryEvidence.holds`)."""
         evidence = self.evidence.get(support[0])
         return evidence is not None and evidence.holds(support)
@@ -159,7 +163,7 @@ class Counts:
         firsts = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1)))
         # A support counted before neither counts nor waits (see `supports`).
         found_of = {
-            shape: tuple(s for s in held.supports(run[n], shape) if not self._spent(s)) for shape, n in firsts.items()
+            shape: tuple(s for s in held.supports(run[n], shape) if not self.spent(s)) for shape, n in firsts.items()
         }
         entries = {support[0] for found in found_of.values() for support in found}
         if not entries:
@@ -260,6 +264,7 @@ class Counts:
             return  # the repeats of a cause's line, by far the most of them, change nothing
         evidence.add_support(seen, cause, index, quality)
         evidence.add_values(values)
+        self.changes += 1
 
 
 def _waits(spent: dict[tuple[int, int], int], shape: int, k: int, n: int) -> bool:

@@ -230,6 +230,10 @@ class CauseWindow:
         self._waiting[seen.source] = kept
         return [payload for _, payload in reached]
 
+    def waits(self, source: str) -> bool:
+        """Whether cause lines of `source` wait for an own line."""
+        return bool(self._waiting.get(source))
+
     def note_last(self, source: str, lines: dict[int | None, int]) -> None:
         """Record the last own line of each rank (rank -> line number) of a run whose first line
         of each rank was noted (`note_primary`): later lines of a rank reach no waiting line

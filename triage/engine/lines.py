@@ -17,6 +17,7 @@ from triage.engine.context import JobContext
 from triage.engine.held_lines import END, NO_HELD_LINES, HeldLines
 from triage.engine.prefilter import Prefilter
 from triage.engine.shapes import Shape
+from triage.engine.counts import Counts
 from triage.engine.tallies import Tally
 from triage.engine.unclaimed import UnclaimedErrors
 
@@ -50,12 +51,15 @@ class Scope:
         cause_lines: CauseLines,
         shapes: dict[bytes, Shape],
         with_causes: frozenset[int],
+        counts: Counts,
     ) -> None:
         self.kb = kb
         self.prefilter = prefilter
         self.cause_lines = cause_lines
         self.shapes = shapes
         self.with_causes = with_causes
+        self.counts = counts
+        """What cause evidence is spent (see `Counts.spent`), and when that changes."""
 
 
 class PrefilterLines:

@@ -23,7 +23,7 @@ from enum import Enum
 from functools import cached_property
 
 from triage.engine import _lineshapes
-from triage.engine.cause_lines import CAUSE_ONLY, NearLeads, leads, merge, union_flags
+from triage.engine.cause_lines import CAUSE_ONLY, CauseGroups, NearLeads, leads, merge
 from triage.engine.context import MAX_LINES as CONTEXT_LINES
 from triage.engine.context import JobContext
 from triage.engine.digit_groups import DigitGroups
@@ -32,11 +32,11 @@ from triage.engine.held_lines import NO_HELD_LINES, NOT_HELD, HeldLines, HeldSha
 from triage.engine.hex_ids import HexIds
 from triage.engine.job_ranks import rank_span
 from triage.engine.lines import Found, Scope
-from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, masked_ids
-from triage.engine.packed_lines import Fresh, Ids, match_packed
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
+from triage.engine.packed_lines import Fresh, Ids, long_line_flags, match_packed
 from triage.engine.prefilter import CONTEXT, Candidate
 from triage.engine.shapes import MATCH_WINDOW, Shape
-from triage.engine.tallies import entry_bits, may_tally, tally_leads, tally_of
+from triage.engine.tallies import Retries, tally_leads, tally_of, tally_pending
 from triage.engine.unclaimed import FRAME, MAX_FRAMES, UnclaimedErrors
 
 QUIET_GROUPS = 1 << 14
@@ -44,6 +44,8 @@ QUIET_GROUPS = 1 << 14
 NATIVE_SHAPES = 1 << 16
 """Shapes the table remembers before it starts over: about 2 MB, however many distinct lines."""
 NEWLINE = ord("\n")
+LATER_SHAPES = 64
+"""Tallied shapes registered again once more of their cause evidence is spent, at most (see `NativeLines._tally`)."""
 EARLY_QUIET = 256
 """Lines of a block repeating its new shapes beyond which those that need nothing are registered
 before the block is walked (see `NativeLines._quiet_first`)."""
@@ -74,8 +76,11 @@ class NativeLines:
         """What the held lines of each registered shape support and where they write their rank, by its id."""
         self._counted: list[Shape | None] = []
         """What each shape registered TALLIED matched, by its id (None for the others)."""
-        self._groups: list[frozenset[int]] = []
-        """The entries that the lines of a group of cause shapes support."""
+        self._later: Retries[tuple[bytes, Needs, bool]] = Retries(LATER_SHAPES)
+        """Shapes registered TALLIED (line, needs, whether a digit group) that hold cause evidence not spent."""
+        self._active_groups: list[tuple[int, int, Needs]] = []
+        """The digit groups the last block registered ACTIVE: where a line of each is, what it needs."""
+        self._groups = CauseGroups()
         self._fresh: list[Fresh] = []
         """The first lines of the last block's new shapes, to register once the scanner has matched them."""
         self._matched: dict[int, Fresh] = {}
@@ -136,19 +141,7 @@ class NativeLines:
                 kind, group = _lineshapes.QUIET, -1  # its cause patterns confirm nothing on it
             if self._settle_ids(raw, line_start, quiet=alike and kind == _lineshapes.QUIET):
                 continue
-            counted = self._counted_shape(raw, ids, cause_ids) if alike and kind == _lineshapes.ACTIVE else None
-            if counted is not None:
-                at = counted.rank_at if isinstance(counted.rank_at, tuple) else (-1, -1)
-                entries = entry_bits(self._scope.with_causes.intersection(counted.primary))
-                self._register(
-                    raw,
-                    (_lineshapes.TALLIED, 0),
-                    (ids, cause_ids),
-                    NOT_HELD,
-                    ranks=at,
-                    entries=entries,
-                    counted=counted,
-                )
+            if alike and kind == _lineshapes.ACTIVE and self._tally(raw, (ids, cause_ids), group=False):
                 continue
             needs = None if kind == _lineshapes.QUIET else (ids, cause_ids) if alike else APART
             held_as = (
@@ -161,17 +154,43 @@ class NativeLines:
             if runs is not None:
                 self._register(raw, (_lineshapes.GROUPED, 0), needs, held_as, runs=runs)
             else:
-                entries = entry_bits(self._groups[group]) if kind == _lineshapes.CAUSE else 0
-                self._register(raw, (kind, max(group, 0)), needs, held_as, entries=entries)
+                supports = sorted(self._groups[group]) if kind == _lineshapes.CAUSE else None
+                self._register(raw, (kind, max(group, 0)), needs, held_as, supports=supports)
+        for raw, needs, group in self._later.due(self._scope.counts.changes):
+            self._tally(raw, needs, group=group)
+        for start, end, needs in self._active_groups:
+            # Its lines' shape is known now that the scan has matched them.
+            self._tally(block[start:end], needs, group=True)
+        self._active_groups = []
         self._fresh = []
         self._hex_ids.block_done()
 
-    def _counted_shape(self, raw: bytes, ids: Ids, cause_ids: set[int] | None) -> Shape | None:
-        """The shape of an ACTIVE line, if the table may count its lines itself (see `tallies`)."""
+    def _tally(self, raw: bytes, needs: Needs, *, group: bool) -> bool:
+        """Register the shape of an ACTIVE line (or its digit group) TALLIED, if the table may count
+        its lines itself (see `tallies`); whether it did. What its lines support of causes not spent
+        yet (a repeat of such a line counts, or waits) is counted from the table's held lines, as a
+        cause shape's are; it is registered again after the next blocks, with less to hold."""
+        ids, cause_ids = needs
         key = raw.translate(DIGITS_TO_ZERO)
         shape = self._scope.shapes.get(key)
         flagged = self._scope.cause_lines.supports(key, raw, cause_ids) if cause_ids is not None else ()
-        return shape if shape is not None and shape.ids == ids and may_tally(shape, flagged) else None
+        pending = tally_pending(shape, flagged, self._scope.counts.spent) if shape and shape.ids == ids else None
+        if shape is None or pending is None:
+            return False
+        if pending:
+            self._later.add((raw, needs, group))
+        at = shape.rank_at if isinstance(shape.rank_at, tuple) else None
+        ranks, held_as = at or (-1, -1), (cause_ids or set(), at) if pending else NOT_HELD
+        cause_group = self._groups.of(frozenset(pending)) if pending else 0
+        entries = sorted(self._scope.with_causes.intersection(shape.primary))
+        table, kind = self._table, _lineshapes.TALLIED
+        registered = (
+            table.register_group(raw, kind, *ranks, entries, pending or None, cause_group)
+            if group
+            else table.register(raw, kind, cause_group, False, 0, 0, *ranks, entries, pending or None)
+        )
+        self._note(registered, needs, held_as, shape)
+        return True
 
     def _settle_ids(self, raw: bytes, start: int, *, quiet: bool) -> bool:
         """Whether the block's new line at `start` holds hex ids (see `hex_ids`): it never repeats,
@@ -192,12 +211,10 @@ class NativeLines:
         *,
         masked: bool = False,
         runs: tuple[int, int] = (0, 0),
-        ranks: tuple[int, int] = (-1, -1),
-        entries: int = 0,
-        counted: Shape | None = None,
+        supports: list[int] | None = None,
     ) -> None:
         """Register a shape with the table (kind and group) and what it needs, under its id."""
-        self._note(self._table.register(raw, *kind, masked, *runs, *ranks, entries), needs, held_as, counted)
+        self._note(self._table.register(raw, *kind, masked, *runs, -1, -1, None, supports), needs, held_as)
 
     def _note(self, shape: int, needs: Needs | Apart | None, held_as: HeldShape, counted: Shape | None = None) -> None:
         """What the shape the table registered under this id needs (-1: it registered none: a
@@ -238,12 +255,9 @@ class NativeLines:
         that no lead of this block reaches, a later lead can only find the last WAITING_LINES per
         entry (`CauseWindow` keeps no more waiting): the table keeps the last WAITING_LINES of each
         group of shapes, which holds those of each of the group's entries."""
-        first = lines_before + 1  # the line number of the block's first line
-        reach = [
-            [(max(0, low - first), high - first) for low, high in near.reach(entries) if high > first]
-            for entries in self._groups
-        ]
-        return self._table.held(reach, near.kept_from - first, WAITING_LINES)
+        return self._table.held(
+            self._groups.reach(near, lines_before), near.kept_from - lines_before - 1, WAITING_LINES
+        )
 
     def _needs(self, block: bytes, seen: list[Seen]) -> list[Needs]:
         """What each line the table handed back needs: its registered shape's, or (matched here)
@@ -305,6 +319,8 @@ class NativeLines:
             if shape >= 0:
                 self._registered_groups.add(key)
                 self._note(shape, None if quiet else found[key], NOT_HELD)
+                if not quiet:
+                    self._active_groups.append((start, end, found[key]))
 
     def _needs_nothing(self, raw: bytes, needs: Needs) -> bool:
         """Whether a line (and so its digit group) needs nothing: no pattern flagged it, or only
@@ -351,23 +367,13 @@ class NativeLines:
         ]
 
     def _long_flags(self, block: bytes, start: int, end: int) -> tuple[Ids, set[int] | None]:
-        """What the prefilters flag on a line longer than a match window. Of a line of carriage-return
-        pieces (a progress bar redrawn in place, megabytes of it), only the pieces whose shape is not
-        known to need nothing are scanned, and those that need nothing are registered so."""
-        carriage_returns = block.find(b"\r", start, end) >= 0
-        pieces = (
-            [(low, high, 0, -1) for low, high in self._table.segments(block, start, end)] if carriage_returns else []
-        )
-        if not carriage_returns or any(high - low > MATCH_WINDOW for low, high, _, _ in pieces):
-            prefilter = self._scope.prefilter
-            found = prefilter.cause_candidates(block, start, end) if self._scope.cause_lines.enabled else []
-            ids = next((flagged for _, _, flagged in prefilter.candidates(block, start, end)), CAUSE_ONLY)
-            return ids, next((flagged for _, _, flagged in found), None)
-        flags = match_packed(self._scope, self._hex_ids, block, pieces, judge=True)
-        for low, high, flagged, causes, alike in flags:
-            if flagged is CAUSE_ONLY and causes is None and alike and masked_ids(block[low:high]) is None:
-                self._register(block[low:high], (_lineshapes.QUIET, 0), None, NOT_HELD)
-        return union_flags((flagged, causes) for _, _, flagged, causes, _ in flags)
+        """What the prefilters flag on a line longer than a match window (see `long_line_flags`);
+        the carriage-return pieces that need nothing are registered so."""
+        pieces = self._table.segments(block, start, end) if block.find(b"\r", start, end) >= 0 else None
+        ids, cause_ids, quiet = long_line_flags(self._scope, self._hex_ids, block, (start, end), pieces)
+        for low, high in quiet:
+            self._register(block[low:high], (_lineshapes.QUIET, 0), None, NOT_HELD)
+        return ids, cause_ids
 
     def _kind(self, raw: bytes, ids: Ids, cause_ids: set[int] | None) -> int | None:
         """How the table should treat a matched shape's lines; None: hand each one back."""
@@ -388,9 +394,4 @@ class NativeLines:
         """The group of a cause shape: of the entries its lines support (None when none)."""
         supports = self._scope.cause_lines.supports(raw.translate(DIGITS_TO_ZERO), raw, cause_ids or set())
         entries = frozenset(support[0] for support in supports)
-        if not entries:
-            return None
-        if entries not in self._groups:
-            # Few: one per set of entries that a line's cause evidence supports together.
-            self._groups.append(entries)
-        return self._groups.index(entries)
+        return self._groups.of(entries) if entries else None

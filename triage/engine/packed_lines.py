@@ -6,12 +6,13 @@ The native shape table hands back the first line of each shape it does not know 
 
 from __future__ import annotations
 
-from triage.engine.cause_lines import CAUSE_ONLY
+from triage.engine.cause_lines import CAUSE_ONLY, union_flags
 from triage.engine.confirm import error_context
 from triage.engine.held_lines import Seen
 from triage.engine.hex_ids import HexIds
 from triage.engine.lines import Scope
-from triage.engine.normalize import DIGITS_TO_ZERO, decode_line
+from triage.engine.normalize import DIGITS_TO_ZERO, decode_line, masked_ids
+from triage.engine.shapes import MATCH_WINDOW
 
 Ids = set[int] | frozenset[int] | None
 Fresh = tuple[int, int, Ids, set[int] | None, bool]
@@ -36,6 +37,27 @@ def match_packed(scope: Scope, hex_ids: HexIds, block: bytes, new: list[Seen], *
             cause_ids[starts[start]] = flagged
     apart = _apart(scope, hex_ids, new, raws) if judge else set(range(len(new)))
     return [(start, end, ids[n], cause_ids[n], n not in apart) for n, (start, end, _, _) in enumerate(new)]
+
+
+def long_line_flags(
+    scope: Scope, hex_ids: HexIds, block: bytes, span: tuple[int, int], pieces: list[tuple[int, int]] | None
+) -> tuple[Ids, set[int] | None, list[tuple[int, int]]]:
+    """What the prefilters flag on a line longer than a match window, and which of its pieces need
+    nothing. Of a line of carriage-return pieces (a progress bar redrawn in place, megabytes of it),
+    `pieces` are those whose shape the table does not know to need nothing: only they are scanned."""
+    start, end = span
+    if pieces is None or any(high - low > MATCH_WINDOW for low, high in pieces):
+        prefilter = scope.prefilter
+        found = prefilter.cause_candidates(block, start, end) if scope.cause_lines.enabled else []
+        ids = next((flagged for _, _, flagged in prefilter.candidates(block, start, end)), CAUSE_ONLY)
+        return ids, next((flagged for _, _, flagged in found), None), []
+    flags = match_packed(scope, hex_ids, block, [(low, high, 0, -1) for low, high in pieces], judge=True)
+    quiet = [
+        (low, high)
+        for low, high, flagged, causes, alike in flags
+        if flagged is CAUSE_ONLY and causes is None and alike and masked_ids(block[low:high]) is None
+    ]
+    return (*union_flags((flagged, causes) for _, _, flagged, causes, _ in flags), quiet)
 
 
 def _apart(scope: Scope, hex_ids: HexIds, new: list[Seen], raws: list[bytes]) -> set[int]:

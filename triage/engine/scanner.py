@@ -75,7 +75,7 @@ class Scanner:
         with_causes = frozenset(s.entry for s in kb.signatures if s.cause is not None)
         self._counts = Counts(self.evidence, with_causes)
         self._cause_lines = CauseLines(kb, self.prefilter, self._matcher)
-        self._scope = Scope(kb, self.prefilter, self._cause_lines, self._shapes, with_causes)
+        self._scope = Scope(kb, self.prefilter, self._cause_lines, self._shapes, with_causes, self._counts)
         self._finder = line_finder(self._scope, self.context, self.unclaimed)
         self._started = time.perf_counter()
 

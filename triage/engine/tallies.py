@@ -11,14 +11,17 @@ reaches). No line is read in Python except the two that may be listed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Generic, TypeVar
 
 from triage.engine.counts import Counts
 from triage.engine.evidence import Sighting
 from triage.engine.job_ranks import UNREAD
 from triage.engine.shapes import Shape, Support
 
+T = TypeVar("T")
 NO_RANK = -1
 """What the table reports for a line whose shape writes no rank: the source's rank is its rank."""
 MAX_RANK_DIGITS = 9
@@ -111,25 +114,18 @@ def entry_runs(tally: Tally, source_rank: int | None) -> dict[int, EntryRun]:
     return runs
 
 
-def may_tally(shape: Shape, flagged: tuple[Support, ...]) -> bool:
-    """Whether the table may count a shape's lines itself: entries' own signatures matched it, it is
-    no error of its own for the safety net, its cause evidence (its own, and what the cause patterns
-    `flagged` on it confirm) is its own entries' (counted at its first line: repeats change nothing),
-    and its rank, if it writes one, is where the table can read it."""
-    if not shape.primary or shape.unclaimed is not None:
-        return False
-    if any(support[0] not in shape.primary for support in (*shape.supports, *flagged)):
-        return False
+def tally_pending(shape: Shape, flagged: tuple[Support, ...], spent: Callable[[Support], bool]) -> list[int] | None:
+    """Whether the table may count a shape's lines itself (None: it may not), and the entries whose
+    causes its lines are evidence of, of what the cause patterns `flagged` on it, and not spent yet
+    (the table holds its lines for them, see `NativeLines._tally`). It may where entries' own
+    signatures matched it, it is no error of its own for the safety net, the cause evidence of its
+    own match is spent, and its rank, if it writes one, is where the table can read it."""
     at = shape.rank_at
-    return at is not UNREAD and (at is None or at[1] - at[0] <= MAX_RANK_DIGITS)
-
-
-def entry_bits(entries: Iterable[int]) -> int:
-    """Entries as the table's bits (see `Shapes.register`): two sets that share no bit share no entry."""
-    bits = 0
-    for entry in entries:
-        bits |= 1 << (entry % 64)
-    return bits
+    if not shape.primary or shape.unclaimed is not None or at is UNREAD or not all(map(spent, shape.supports)):
+        return None
+    if at is not None and at[1] - at[0] > MAX_RANK_DIGITS:
+        return None
+    return sorted({support[0] for support in flagged if not spent(support)})
 
 
 def tally_leads(tallies: list[Tally], with_causes: frozenset[int]) -> list[tuple[frozenset[int] | None, int]]:
@@ -157,7 +153,35 @@ def count_tally(counts: Counts, tally: Tally, block: bytes, where: Where) -> Non
         assert run.first is not None and run.last is not None  # a run holds a line at least
         first = sighting(run.first)
         last = first if run.last is run.first else sighting(run.last)
-        # Its first line of each rank: all that a cause's waiting line asks of the run (see `Counts.run`).
-        firsts = [Sighting(first.order, name, first_line + index, b"", at, None) for index, at in run.ranks_in_order()]
         lasts = {at: first_line + index for at, index in run.rank_last.items()}
-        counts.run(entry, run.count, (first, last), (firsts, lasts))
+        counts.run(entry, run.count, (first, last), (partial(_rank_firsts, run, first, first_line), lasts))
+
+
+def _rank_firsts(run: EntryRun, first: Sighting, first_line: int) -> list[Sighting]:
+    """The run's first line of each rank, in line order: all that a cause's waiting line asks of it
+    (see `Counts.run`); never shown, so read from nothing."""
+    name, order = first.source, first.order
+    return [Sighting(order, name, first_line + index, b"", rank, None) for index, rank in run.ranks_in_order()]
+
+
+class Retries(Generic[T]):
+    """What to ask again once some cause evidence was counted (see `Counts.changes`), a bounded few:
+    a tallied shape whose lines are held for evidence not spent yet is registered again with less
+    to hold (see `NativeLines._tally`)."""
+
+    def __init__(self, limit: int) -> None:
+        self._items: list[T] = []
+        self._limit = limit
+        self._changes = 0
+
+    def add(self, item: T) -> None:
+        if len(self._items) < self._limit:
+            self._items.append(item)
+
+    def due(self, changes: int) -> list[T]:
+        """The items to ask again (taken out), if evidence was counted since they were last asked."""
+        if not self._items or changes == self._changes:
+            return []
+        self._changes = changes
+        items, self._items = self._items, []
+        return items
