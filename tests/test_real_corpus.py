@@ -49,7 +49,9 @@ CORPUS = ROOT / "logs_samples" / "real"
 # The family rule for collectives given a non-contiguous tensor (public threads and the torch_npu
 # troubleshooting page) added its words to the catch-all's family in the guess's word model: one test
 # guess then lent another cause (33 -> 32 of 139 causes); the case was not read.
-TEST_FLOOR = {"top1": 0.665, "top3": 0.82, "no_diagnosis": 0.052, "top_cause_right": 0.19, "fix_in_first_two": 0.154}
+TEST_FLOOR = {"top1": 0.665, "top3": 0.84, "no_diagnosis": 0.052, "top_cause_right": 0.19, "fix_in_first_two": 0.154}
+# Session 37: second opinions beside specific entries (where the nearest lines' vote for its family is
+# split) and up to two of them: top-3 83.2% -> 84.7% (buried 82.1% -> 83.7%), top-1 unchanged.
 # Session 36: 50 blind cases joined, 30 named right when first scanned (67.1% of 613), one with no
 # diagnosis (28); of those with a confirmed fix, 37 of 189 get the thread's cause first. A blind healthy
 # log with a false alarm was read to fix it and moved to train (0 of 74).
@@ -59,7 +61,7 @@ TEST_FLOOR = {"top1": 0.665, "top3": 0.82, "no_diagnosis": 0.052, "top_cause_rig
 # session 34 a case keeps its pair as the corpus grows (`evaluate.burial`): 66.4% / 81.4% / 3.7% on 542
 # (by position, the pairs of the day read 67.2% / 82.1% / 3.7%, and 65.6% after five cases joined). Session
 # 36's 25 new test cases (and 14 new healthy logs to be buried between) take top-1 to 66.0% on 588.
-BURIED_FLOOR = {"top1": 0.655, "top3": 0.81, "no_diagnosis": 0.04}
+BURIED_FLOOR = {"top1": 0.655, "top3": 0.83, "no_diagnosis": 0.04}
 # Fix text that only makes sense on one stack: (pattern, workloads for which it is right).
 STACK_WORDS = (
     (r"\bvllm serve\b|--gpu-memory-utilization|--max-model-len", {"vllm", "vllm-ascend"}),

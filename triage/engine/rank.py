@@ -187,8 +187,8 @@ def _guesses(
 
     With no failure found, an error no entry claims outranks warnings and wrappers: the job died
     of something no rule names, and a wrapper's category is a guess too. Beside a family rule, a
-    guess of another family is an alternative and ranks below it, as is the family that the rule's
-    own lines resemble when it is not the rule's.
+    guess of another family is an alternative and ranks below it, as are the families that the rule's
+    own lines resemble when they are not the rule's.
     """
     guesses = diagnose_unclaimed(kb, unclaimed, context, need_neighbours=bool(diagnoses))
     if families:
@@ -197,12 +197,17 @@ def _guesses(
         guesses = [g for g in guesses if g.category not in shown]
         seen = shown | {g.category for g in guesses}
         guesses += second_opinion(kb, max(families, key=lambda d: d.score), seen)
-        for number, guess in enumerate(guesses, 1):
-            guess.score = round(min(guess.score, floor - 0.01 * number), 3)
-        return guesses
+        return _ranked_below(guesses, floor)
     top = max([d.score + 0.01 for d in diagnoses], default=0.0)
     for number, guess in enumerate(guesses):
         guess.score = max(guess.score, top - 0.001 * number)
+    return guesses
+
+
+def _ranked_below(guesses: list[Diagnosis], floor: float) -> list[Diagnosis]:
+    """The guesses, each scored below `floor` (the lowest of what they stand beside), in their order."""
+    for number, guess in enumerate(guesses, 1):
+        guess.score = round(min(guess.score, floor - 0.01 * number), 3)
     return guesses
 
 
@@ -235,5 +240,10 @@ def build_result(
     failing = [d for d in diagnoses if d.severity in FAILURE_SEVERITIES and not d.generic]
     if unclaimed is not None and not any(not d.family for d in failing):
         diagnoses += _guesses(kb, unclaimed, context, diagnoses, families=failing)
+    elif failing:
+        # Beside a specific entry too, the families its own lines resemble when they are not its own.
+        shown = {d.category for d in diagnoses}
+        opinions = second_opinion(kb, max(failing, key=lambda d: d.score), shown, disputed=True)
+        diagnoses += _ranked_below(opinions, min(d.score for d in diagnoses))
     diagnoses = sorted((d for d in diagnoses if d.confidence >= min_confidence), key=sort_key)
     return ScanResult(diagnoses=diagnoses[:top] if top else diagnoses, context=context.to_json())
