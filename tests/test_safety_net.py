@@ -450,6 +450,17 @@ def test_a_specific_entry_leaves_no_room_for_a_guess(scan_text):
     assert not any(d.guess for d in result.diagnoses)
 
 
+def test_a_specific_entry_whose_lines_read_like_another_familys_gets_a_second_opinion_below_it(scan_text):
+    # Segfaults are printed by crashing compilers as often as by crashing kernels: the nearest known
+    # failures of this line vote for its own family below half, and the others are offered after it.
+    result = scan_text("Fatal Python error: Segmentation fault\n")
+    first, *rest = result.diagnoses
+    assert first.id == "host-segmentation-fault" and not first.guess
+    opinions = [d for d in rest if d.guess]
+    assert opinions and all(d.category != "segfault" and d.confidence == MIN_CONFIDENCE for d in opinions)
+    assert result.diagnoses.index(opinions[0]) > max(result.diagnoses.index(d) for d in rest if not d.guess)
+
+
 def test_neighbours_vote_and_wrapper_lines_abstain():
     index = NeighbourIndex(
         (
