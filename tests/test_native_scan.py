@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -70,6 +71,21 @@ def scan(engine_kb, prefilter, monkeypatch, data: bytes, chunk: int, *, native: 
         scanner.feed(data[start : start + chunk], "x.log")
     scanner.finish("x.log")
     return scanner
+
+
+def spy(monkeypatch, owner: object, name: str, note: Callable[..., object]) -> None:
+    """Have `owner.name` note each call's arguments, then do what it did."""
+    original = getattr(owner, name)
+
+    def noted(*args, **kwargs):
+        note(*args, **kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, noted)
+
+
+def lines_of(block: bytes, lines: list[tuple[int, int, int, int]]) -> list[bytes]:
+    return [block[start:end] for start, end, _, _ in lines]
 
 
 def same(one, other) -> None:
@@ -300,9 +316,8 @@ def test_a_blocks_new_quiet_shapes_are_registered_before_it_is_walked(engine_kb,
     from triage.engine.native_lines import NativeLines
 
     # One block of chatter whose shapes are new: their repeats are skipped in C, not handed back.
-    early = []
-    quiet_first = NativeLines._quiet_first
-    monkeypatch.setattr(NativeLines, "_quiet_first", lambda self, *a: early.append(1) or quiet_first(self, *a))
+    early: list[int] = []
+    spy(monkeypatch, NativeLines, "_quiet_first", lambda *_: early.append(1))
     data = mixed_log(12_000, 7)
     native = scan(engine_kb, prefilter, monkeypatch, data, 1 << 30, native=True)
     assert early
@@ -356,14 +371,10 @@ def test_a_shape_whose_ids_vary_in_length_reads_each_lines_rank(scan_text):
 def test_a_request_line_that_needs_nothing_is_matched_once(engine_kb, prefilter, monkeypatch):
     from triage.engine import native_lines
 
-    matched = []
-    match_packed = native_lines.match_packed
-
-    def counting(scope, hex_ids, block, new, *, judge):
-        matched.extend(block[start:end] for start, end, _, _ in new)
-        return match_packed(scope, hex_ids, block, new, judge=judge)
-
-    monkeypatch.setattr(native_lines, "match_packed", counting)
+    matched: list[bytes] = []
+    spy(
+        monkeypatch, native_lines, "match_packed", lambda _, __, block, new, **___: matched.extend(lines_of(block, new))
+    )
     data = request_log(4000, seed=5)
     scan(engine_kb, prefilter, monkeypatch, data, 1 << 20, native=True)
     from triage.engine.normalize import masked_ids
@@ -405,14 +416,8 @@ def access_log(lines: int, seed: int) -> bytes:
 def test_lines_told_apart_by_digits_are_grouped_in_the_table(engine_kb, prefilter, monkeypatch, chunk):
     from triage.engine.native_lines import NativeLines
 
-    apart = []
-    match_apart = NativeLines._match_apart
-
-    def counting(self, block, lines, at, needs):
-        apart.extend(lines)
-        return match_apart(self, block, lines, at, needs)
-
-    monkeypatch.setattr(NativeLines, "_match_apart", counting)
+    apart: list[tuple[int, int, int, int]] = []
+    spy(monkeypatch, NativeLines, "_match_apart", lambda _, __, lines, *___: apart.extend(lines))
     data = access_log(6000, seed=11)
     native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
     same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
@@ -425,14 +430,8 @@ def test_lines_told_apart_by_digits_are_grouped_in_the_table(engine_kb, prefilte
 def test_the_lines_of_a_group_that_needs_something_are_read_apart_once(engine_kb, prefilter, monkeypatch):
     from triage.engine.native_lines import NativeLines
 
-    read = []
-    match_apart = NativeLines._match_apart
-
-    def counting(self, block, lines, at, needs):
-        read.extend(block[start:end] for start, end, _, _ in lines)
-        return match_apart(self, block, lines, at, needs)
-
-    monkeypatch.setattr(NativeLines, "_match_apart", counting)
+    read: list[bytes] = []
+    spy(monkeypatch, NativeLines, "_match_apart", lambda _, block, lines, *__: read.extend(lines_of(block, lines)))
     data = access_log(6000, seed=11)
     native = scan(engine_kb, prefilter, monkeypatch, data, 7919, native=True)
     same(native, scan(engine_kb, prefilter, monkeypatch, data, 7919, native=False))
@@ -526,14 +525,8 @@ def test_own_lines_counted_in_tallies_count_as_in_the_pure_python_scan(engine_kb
     from triage.engine.counts import Counts
     from triage.engine.native_lines import NativeLines
 
-    runs = []
-    count_run = Counts.run
-
-    def counting(self, entry, count, ends, ranks):
-        runs.append(count)
-        return count_run(self, entry, count, ends, ranks)
-
-    monkeypatch.setattr(Counts, "run", counting)
+    runs: list[int] = []
+    spy(monkeypatch, Counts, "run", lambda _, __, count, *___: runs.append(count))
     data = fallback_log(40_000, seed)
     native = scan(engine_kb, prefilter, monkeypatch, data, chunk, native=True)
     same(native, scan(engine_kb, prefilter, monkeypatch, data, chunk, native=False))
