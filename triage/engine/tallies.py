@@ -1,12 +1,14 @@
 """An entry's own lines counted in native code: what a tally of the shape table adds to evidence.
 
-A warning that matches an entry and needs nothing else (no cause evidence on the line, no digits
-that tell its lines apart, no error for the safety net) may be printed every step on every rank:
-a quarter of a real log's lines. The shape table counts such lines where they lie (see
-`_lineshapes.c`, TALLIED) and hands back, for each stretch of them between two lines the scan sees,
-only what a line-by-line count would keep: per entry how many, its first and last line, and per
-rank the first and last line (where a cause's waiting lines are reached, and how far its window
-reaches). No line is read in Python except the two that may be listed.
+A warning that matches an entry and is no error for the safety net may be printed every step on
+every rank: a quarter of a real log's lines. The shape table counts such lines where they lie (see
+`_lineshapes.c`, TALLIED; a shape, or a digit group of one) and hands back, for each stretch of them
+between two lines the scan sees, only what a line-by-line count would keep: per entry how many, its
+first and last line, and per rank the first and last line (where a cause's waiting lines are
+reached, and how far its window reaches). No line is read in Python except the two that may be
+listed. Where such a line is also evidence of causes not spent yet (a repeat of it would count, or
+wait), the table holds it as well, as a cause shape's line, and the tally ends after it where those
+causes are of the tally's own entries.
 """
 
 from __future__ import annotations
