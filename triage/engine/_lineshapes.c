@@ -608,6 +608,9 @@ static int append_line(PyObject *out, Py_ssize_t start, Py_ssize_t end, Py_ssize
 
 static int close_tally(Shapes *self) {
     Tally *tally = &self->open;
+    if (!tally->lines) {
+        return 0;
+    }
     if (tally->lines < TALLY_MIN) {
         /* Handed back, a line is seen whole: not held as well (held lines are in line order). */
         Py_ssize_t kept = self->held_count;
