@@ -173,15 +173,18 @@ class NativeLines:
         ids, cause_ids = needs
         key = raw.translate(DIGITS_TO_ZERO)
         shape = self._scope.shapes.get(key)
-        flagged = self._scope.cause_lines.supports(key, raw, cause_ids) if cause_ids is not None else ()
-        pending = tally_pending(shape, flagged, self._scope.counts.spent) if shape and shape.ids == ids else None
-        if shape is None or pending is None:
+        if shape is None or shape.ids != ids:
             return False
+        flagged = self._scope.cause_lines.supports(key, raw, cause_ids) if cause_ids is not None else ()
+        pending = tally_pending(shape, flagged, self._scope.counts.spent)
+        if pending is None:
+            return False
+        at = shape.rank_at if isinstance(shape.rank_at, tuple) else None
+        ranks = at or (-1, -1)
+        held_as: HeldShape = (cause_ids or set(), at) if pending else NOT_HELD
+        cause_group = self._groups.of(frozenset(pending)) if pending else 0
         if pending:
             self._later.add((raw, needs, group))
-        at = shape.rank_at if isinstance(shape.rank_at, tuple) else None
-        ranks, held_as = at or (-1, -1), (cause_ids or set(), at) if pending else NOT_HELD
-        cause_group = self._groups.of(frozenset(pending)) if pending else 0
         entries = sorted(self._scope.with_causes.intersection(shape.primary))
         table, kind = self._table, _lineshapes.TALLIED
         registered = (
