@@ -1,5 +1,6 @@
 """Write kb/neighbours.tsv: the error lines of the real corpus's train split, labelled by category,
-and kb/cases.tsv: what each of those cases' threads said (root cause, confirmed fix).
+and kb/cases.tsv: what each of those cases' threads said (root cause, confirmed fix), and the stack
+(workload, runtime) its log shows, so that advice is lent only to jobs of a stack that fits.
 
 The safety net compares an unknown error with these lines (and with the KB's own examples), and
 points at the closest reported failure. Only the train split is used, so the test split stays
@@ -20,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from triage.engine.context import JobContext, stack_text  # noqa: E402
 from triage.engine.error_lines import SALIENCE, error_kind, message_of  # noqa: E402
 from triage.engine.nearest import FRAMES_SUFFIX  # noqa: E402
 from triage.engine.unclaimed import FRAME, MAX_FRAMES, frame_of  # noqa: E402
@@ -33,7 +35,7 @@ UNRESOLVED = re.compile(r"(?i)(?:unresolved|unknown|not (?:diagnosed|stated|reso
 "unknown beyond the log: ..."): such a thread has no cause to lend, only its own symptoms."""
 HEADER = "# category\tlabel\tline: written by scripts/build_neighbours.py from logs_samples/real (train split only)\n"
 CASES_HEADER = (
-    "# label\tthread\troot cause\tconfirmed fix: written by scripts/build_neighbours.py from"
+    "# label\tthread\troot cause\tconfirmed fix\tstack: written by scripts/build_neighbours.py from"
     " logs_samples/real/cases.yaml (train split only)\n"
 )
 
@@ -75,8 +77,18 @@ def reported(neighbour_rows: list[str]) -> list[str]:
         fix = row.get("fix") if row.get("fix_confirmed") else ""
         if not fix and UNRESOLVED.match(str(row["root_cause"])):
             continue  # lent, its symptoms would read as the cause of another failure
-        out.append("\t".join([label, row["source"], _one_line(row["root_cause"]), _one_line(fix or "")]) + "\n")
+        cells = [label, row["source"], _one_line(row["root_cause"]), _one_line(fix or ""), _stack(row["log_file"])]
+        out.append("\t".join(cells) + "\n")
     return out
+
+
+def _stack(log_file: str) -> str:
+    """The stack a case's log shows, read as a scan reads a job's context."""
+    context = JobContext()
+    text = (ROOT / "logs_samples" / "real" / "logs" / log_file).read_bytes().decode("utf-8", "replace")
+    for line in text.splitlines():
+        context.observe(line)
+    return stack_text(context.stack())
 
 
 def _one_line(text: str) -> str:

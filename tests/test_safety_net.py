@@ -533,8 +533,8 @@ def test_a_guess_lends_what_the_closest_reported_failures_thread_found(engine_kb
             ("runtimeerror: the frobnicator refused buffer <n> on rank <n>", "npu_oom", "case:frob-8"),
         ),
         cases=(
-            ("case:frob-7", thread, "The frobnicator pool was too small for the batch.", "Set FROB_POOL=2G."),
-            ("case:frob-8", "https://github.com/example/project/issues/8", "Same pool, unconfirmed.", ""),
+            ("case:frob-7", thread, "The frobnicator pool was too small for the batch.", "Set FROB_POOL=2G.", ""),
+            ("case:frob-8", "https://github.com/example/project/issues/8", "Same pool, unconfirmed.", "", ""),
         ),
     )
     message = "RuntimeError: the frobnicator refused buffer 12 on device 3"
@@ -554,6 +554,38 @@ def test_a_guess_lends_what_the_closest_reported_failures_thread_found(engine_kb
     # Without the cases' table (another KB set), the guess knows no cause.
     bare = diagnose_unclaimed(dataclasses.replace(kb, cases=()), unclaimed, JobContext())[0]
     assert [c.id for c in bare.causes] == ["unknown"] and not [f for f in bare.fixes if f.kind == "fix"]
+
+
+def test_a_guess_lends_nothing_from_a_reported_failure_of_another_stack(engine_kb):
+    kb = dataclasses.replace(
+        engine_kb,
+        neighbours=(("runtimeerror: the frobnicator refused buffer <n> on device <n>", "npu_oom", "case:frob-7"),),
+        cases=(
+            (
+                "case:frob-7",
+                "https://github.com/example/project/issues/7",
+                "vLLM's frobnicator pool was too small for the batch.",
+                "Start vllm serve with a larger --frob-pool.",
+                "runtime=torch workload=vllm",
+            ),
+        ),
+    )
+    message = "RuntimeError: the frobnicator refused buffer 12 on device 3"
+    unclaimed = UnclaimedErrors()
+    unclaimed.note("k", EXCEPTION, lambda: ErrorLine(1, EXCEPTION, EvidenceLine("job.log", 3, message, None), message))
+
+    def lent_to(*lines: str) -> bool:
+        context = JobContext()
+        for line in lines:
+            context.observe(line)
+        guess = diagnose_unclaimed(kb, unclaimed, context)[0]
+        return guess.causes[0].id == "as-reported-frob-7"
+
+    # A job that shows nothing of its stack, or the thread's own, is lent the thread's cause; a Paddle
+    # job, or a job on torch that serves with SGLang, is not.
+    assert lent_to() and lent_to("INFO vllm_ascend/worker.py:12 starting")
+    assert not lent_to('File "/usr/lib/python3.10/site-packages/paddle/fluid/framework.py", line 3, in run')
+    assert not lent_to('File "/opt/sglang/python/sglang/srt/managers/scheduler.py", line 9, in run')
 
 
 def test_only_names_that_few_known_failures_print_tell_two_alike_errors_apart():
@@ -715,7 +747,7 @@ def test_a_reported_failure_without_a_confirmed_fix_leaves_the_fixes_to_the_fami
                 "entry:family-device-memory-exhausted",
             ),
         ),
-        cases=(("case:frob-7", "https://github.com/example/project/issues/7", "The pool was too small.", ""),),
+        cases=(("case:frob-7", "https://github.com/example/project/issues/7", "The pool was too small.", "", ""),),
     )
     message = "RuntimeError: the frobnicator refused buffer 12 on device 3"
     unclaimed = UnclaimedErrors()

@@ -305,7 +305,7 @@ def compile_kb(kb: KnowledgeBase) -> CompiledKB:
         fuzzy=tuple(s.index for s in signatures if s.kind == "fuzzy"),
         neighbours=_neighbours([entry for _, _, off, entry in placed if not off], kb.neighbours),
         codes=tuple(sorted(kb.codes, key=lambda row: "*" in row[0])),
-        cases=tuple((row[0], row[1], row[2], row[3]) for row in kb.cases),
+        cases=tuple((row[0], row[1], row[2], row[3], row[4]) for row in kb.cases),
     )
 
 

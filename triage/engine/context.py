@@ -262,6 +262,16 @@ class JobContext:
         """Whether the log shows every one of these env settings already in force."""
         return bool(env) and all(_same_setting(name, self.env.get(name), value) for name, value in env.items())
 
+    def stack(self) -> dict[str, list[str]]:
+        """What ran, as `applies_to` declares a stack: its workload (the family a specific one belongs
+        to: vllm for vllm-ascend) and the runtimes it ran on. Another job `fits` it unless it shows others.
+        A kernel (NO_RUNTIME) names no stack: one is built and run from any."""
+        stack = {"runtime": sorted(self.runtimes)} if self.runtimes else {}
+        workload = self.workload
+        if workload is not None and workload not in NO_RUNTIME:
+            stack["workload"] = [IMPLIES.get(workload, workload)]
+        return stack
+
     def to_json(self) -> dict[str, object]:
         return {
             "launcher": self.launcher,
@@ -283,3 +293,14 @@ def _same_setting(name: str, shown: str | None, wanted: str) -> bool:
         return int(shown) >= int(wanted)
     # PYTORCH_NPU_ALLOC_CONF holds several comma-separated options: one of them is enough.
     return wanted.replace(" ", "").lower() in shown.replace(" ", "").lower()
+
+
+def stack_text(stack: Mapping[str, list[str]]) -> str:
+    """A stack (see `JobContext.stack`) as one table cell: `runtime=torch workload=vllm`."""
+    return " ".join(f"{dimension}={','.join(values)}" for dimension, values in sorted(stack.items()))
+
+
+def parse_stack(text: str) -> dict[str, list[str]]:
+    """The stack a `stack_text` cell names; malformed parts are left out."""
+    parts = (part.partition("=") for part in text.split())
+    return {dimension: values.split(",") for dimension, sep, values in parts if sep and values}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from triage.engine.advice import declared_stacks, order_fixes
 from triage.engine.compiled import CompiledKB
-from triage.engine.context import GROUPS, JobContext
+from triage.engine.context import GROUPS, JobContext, parse_stack
 from triage.engine.culprit import culprit_advice
 from triage.engine.named import NamedFailure, named_failure
 from triage.engine.nearest import Guess
@@ -93,7 +93,7 @@ def _lent_advice(
         causes, fixes = _advice(kb, borrowed, context)
         lent_from = f"entry:{kb.entries[borrowed].id}"
     else:
-        causes, fixes, lent_from = _reported_advice(kb, guess, lead)
+        causes, fixes, lent_from = _reported_advice(kb, guess, lead, context)
     named = named_failure(lead.message)
     if named is not None and lent_from and kb.neighbour_index.names(lent_from, named.name):
         named = None  # the failure lent from is about the same name: what it found stands
@@ -214,16 +214,24 @@ def _made_for(kb: CompiledKB, index: int, context: JobContext) -> float:
 
 
 def _reported_advice(
-    kb: CompiledKB, guess: Guess | None, lead: ErrorLine
+    kb: CompiledKB, guess: Guess | None, lead: ErrorLine, context: JobContext
 ) -> tuple[list[CauseResult], list[FixResult], str]:
-    """What the closest reported failure's thread found, when one of the guessed family is close, and
-    its label ("" for none)."""
+    """What the closest reported failure's thread found, when one of the guessed family is close and
+    its log shows no other stack than the job's (a vLLM thread's cause is no cause of a Paddle job's
+    failure), and its label ("" for none)."""
     unknown = unknown_cause()
     close = [(label, score) for label, score in guess.cases if score >= REPORTED_AT] if guess else []
-    reported = next((case for label, _ in close if (case := kb.neighbour_index.reported(label))), None)
+    reported = next(
+        (
+            case
+            for label, _ in close
+            if (case := kb.neighbour_index.reported(label)) and context.fits(parse_stack(case[4])) is not False
+        ),
+        None,
+    )
     if reported is None:
         return [unknown], [], ""
-    label, thread, root_cause, fix = reported
+    label, thread, root_cause, fix, _ = reported
     score = dict(close)[label]
     named = sorted(kb.neighbour_index.rare_words_shared(label, lead.message))
     alike = f"The error lines are {score:.0f}% similar to those of {thread}"

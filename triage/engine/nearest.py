@@ -24,8 +24,9 @@ Neighbour = tuple[str, str, str]
 """(template, category, label): the label is `entry:<id>` or `case:<corpus case id>`, with
 FRAMES_SUFFIX for a corpus log's traceback frames (words for the word model, no line of their own)."""
 FRAMES_SUFFIX = "#frames"
-ReportedCase = tuple[str, str, str, str]
-"""(label, thread URL, root cause, the fix the thread confirmed or ""): what a corpus case's thread said."""
+ReportedCase = tuple[str, str, str, str, str]
+"""(label, thread URL, root cause, the fix the thread confirmed or "", the stack its log shows as
+`context.stack_text` writes it): what a corpus case's thread said, and of which job."""
 
 WRAPPER = "wrapper"
 """The category of a wrapper's example lines (EZ9999, ERR00100): a line closest to one of them is a

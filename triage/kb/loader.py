@@ -107,7 +107,7 @@ class KnowledgeBase:
     """The position of each entry's directory among the loaded ones (0: the first, the shipped KB
     where it is loaded): the compiled KB keeps each directory's signatures together."""
     cases: list[tuple[str, ...]] = field(default_factory=list)
-    """(label, thread URL, root cause, confirmed fix or "") rows from each dir's cases file."""
+    """(label, thread URL, root cause, confirmed fix or "", stack) rows from each dir's cases file."""
     overridden: list[tuple[Entry, int]] = field(default_factory=list)
     """(entry, layer) of each entry a later directory replaced by id: the compiled KB keeps its
     signatures in place, switched off, so that its directory's compiled databases still serve."""
@@ -292,7 +292,7 @@ def load_kb(dirs: Iterable[Path], *, strict: bool = True) -> tuple[KnowledgeBase
             kb.add(loaded, layer)
         kb.neighbours += read_table(directory / NEIGHBOURS_FILE)
         kb.codes = read_table(directory / CODES_FILE) + kb.codes
-        kb.cases += read_rows(directory / CASES_FILE, 4)
+        kb.cases += read_rows(directory / CASES_FILE, 5)
     return kb, errors
 
 
