@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import context_of
 from triage.engine.advice import order_fixes
-from triage.engine.context import VERSION_PATTERNS, JobContext
+from triage.engine.context import VERSION_PATTERNS, JobContext, parse_stack, stack_text
 from triage.kb.models import VersionedPackage
 from triage.kb.versions import satisfies
 from triage.results import CauseResult
@@ -279,3 +279,26 @@ def test_a_fix_for_a_cause_the_log_gives_no_reason_to_suspect_comes_last():
     ]
     offered = [fix.title for fix in order_fixes(fixes, causes, JobContext())[0]]
     assert offered == ["Check index ranges", "Upgrade vLLM-Ascend", "Use HCCL's host expansion mode"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "stack"),
+    [
+        (
+            ["INFO vllm_ascend/worker.py:12 starting", 'File "/x/torch_npu/npu/utils.py", line 80'],
+            {"runtime": ["torch"], "workload": ["vllm"]},
+        ),
+        (['File "/x/paddle/fluid/framework.py", line 3, in run'], {"runtime": ["paddle"], "workload": ["paddle"]}),
+        # A kernel names no stack: it is built and run from any.
+        (["error: tilelang kernel failed to compile"], {}),
+        (["INFO step 1 loss 2.0"], {}),
+    ],
+)
+def test_the_stack_a_log_shows_reads_back_from_its_table_cell(lines, stack):
+    context = context_of(*lines)
+    assert context.stack() == stack
+    assert parse_stack(stack_text(context.stack())) == stack
+    # Another job of the same stack fits it; a job of another runtime does not.
+    assert context_of(*lines).fits(stack) is not False
+    if stack:
+        assert context_of('File "/x/mindspore/train.py", line 3, in run').fits(stack) is False
