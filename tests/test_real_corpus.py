@@ -67,6 +67,9 @@ BURIED_FLOOR = {"top1": 0.655, "top3": 0.83, "no_diagnosis": 0.04}
 STACK_WORDS = (
     (r"\bvllm serve\b|--gpu-memory-utilization|--max-model-len", {"vllm", "vllm-ascend"}),
     (r"--mem-fraction-static|python -m sglang", {"sglang"}),
+    (r"-DGGML_CANN\b|\bllama-(?:cli|server|bench)\b", {"llama.cpp"}),
+    (r"\bpip install -U (?:vllm|vllm-ascend|sglang)\b|docker pull quay\.io/ascend/vllm-ascend", {"serving"}),
+    (r"\bpip install -U deepspeed\b", {"deepspeed", "training"}),
     (r"\bTrainingArguments\(|\bTrainer\(", {"hf-trainer", "llamafactory", "ms-swift"}),
     # a Triton kernel's code: jobs that compile Triton kernels (kernel work, serving, training)
     (r"\bBLOCK_[A-Z]+\b|\btl\.\w+\(|@triton\.jit", {"triton-ascend", "custom-kernel", "serving", "training"}),
