@@ -70,6 +70,11 @@ STACK_WORDS = (
     (r"-DGGML_CANN\b|\bllama-(?:cli|server|bench)\b", {"llama.cpp"}),
     (r"\bpip install -U (?:vllm|vllm-ascend|sglang)\b|docker pull quay\.io/ascend/vllm-ascend", {"serving"}),
     (r"\bpip install -U deepspeed\b", {"deepspeed", "training"}),
+    (r"\bmaxPrefillTokens\b|\bnpuMemSize\b|mindie-service", {"mindie"}),
+    (r"\blmdeploy (?:serve|chat)\b", {"lmdeploy"}),
+    (r"\bllamafactory-cli\b", {"llamafactory"}),
+    (r"\bswift (?:sft|pt|rlhf|infer|deploy)\b", {"ms-swift"}),
+    (r"\bpip install -U paddlepaddle|\bpaddle\.set_device\(", {"paddle"}),
     (r"\bTrainingArguments\(|\bTrainer\(", {"hf-trainer", "llamafactory", "ms-swift"}),
     # a Triton kernel's code: jobs that compile Triton kernels (kernel work, serving, training)
     (r"\bBLOCK_[A-Z]+\b|\btl\.\w+\(|@triton\.jit", {"triton-ascend", "custom-kernel", "serving", "training"}),
