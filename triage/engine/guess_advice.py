@@ -14,7 +14,7 @@ from triage.engine.compiled import CompiledKB
 from triage.engine.context import GROUPS, JobContext, parse_stack
 from triage.engine.culprit import culprit_advice
 from triage.engine.named import NamedFailure, named_failure
-from triage.engine.nearest import Guess
+from triage.engine.nearest import Guess, ReportedCase
 from triage.engine.normalize import template
 from triage.engine.suggested import suggested_fixes
 from triage.engine.unclaimed import ErrorLine, UnclaimedErrors
@@ -222,11 +222,7 @@ def _reported_advice(
     unknown = unknown_cause()
     close = [(label, score) for label, score in guess.cases if score >= REPORTED_AT] if guess else []
     reported = next(
-        (
-            case
-            for label, _ in close
-            if (case := kb.neighbour_index.reported(label)) and context.fits(parse_stack(case[4])) is not False
-        ),
+        (case for label, _ in close if (case := kb.neighbour_index.reported(label)) and _ran_like(case, context)),
         None,
     )
     if reported is None:
@@ -253,6 +249,11 @@ def _reported_advice(
         else []
     )
     return causes, fixes, label
+
+
+def _ran_like(case: ReportedCase, context: JobContext) -> bool:
+    """Whether a reported failure's log shows no other stack than the job's (see `JobContext.stack`)."""
+    return context.fits(parse_stack(case[4])) is not False
 
 
 def _one_framework(stacks: dict[str, list[str]]) -> bool:
