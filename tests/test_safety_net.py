@@ -22,6 +22,7 @@ from triage.engine.error_lines import (
     warned,
 )
 from triage.engine.nearest import CATCH_ALL_SHARE, WRAPPER, NeighbourIndex
+from tests.conftest import context_of
 from triage.engine.context import JobContext
 from triage.engine import error_lines, guess_advice
 from triage.engine.guess_advice import NAMED_REPORTED_PRECISION, REPORTED_PRECISION
@@ -575,10 +576,7 @@ def test_a_guess_lends_nothing_from_a_reported_failure_of_another_stack(engine_k
     unclaimed.note("k", EXCEPTION, lambda: ErrorLine(1, EXCEPTION, EvidenceLine("job.log", 3, message, None), message))
 
     def lent_to(*lines: str) -> bool:
-        context = JobContext()
-        for line in lines:
-            context.observe(line)
-        guess = diagnose_unclaimed(kb, unclaimed, context)[0]
+        guess = diagnose_unclaimed(kb, unclaimed, context_of(*lines))[0]
         return guess.causes[0].id == "as-reported-frob-7"
 
     # A job that shows nothing of its stack, or the thread's own, is lent the thread's cause; a Paddle
