@@ -133,17 +133,14 @@ class EntryEvidence:
         The scan's shapes are a bounded cache, matched again when one of the same text shape but
         other prefilter ids (another digit group) took its place: a shape listed is not listed
         again, as `merge` does with a later part's."""
-        self.count += 1
-        if self.first_seen is None:
-            self.first_seen = seen.order
-            self.first_rank = seen.rank
+        self.add_run(1, seen, seen)
         if new_shape and len(self.shown) < MAX_EVIDENCE_LINES and seen.shape not in {s.shape for s in self.shown}:
             self.shown.append(seen)
-        self.last = seen
 
     def add_run(self, count: int, first: Sighting, last: Sighting) -> None:
-        """Count `count` repeats of shapes listed before, the first and last of them as given: as
-        `add_primary` of each, in order (see `triage.engine.tallies`)."""
+        """Count `count` lines that matched the entry itself, the first and last of them as given,
+        listing none: a tally's repeats of shapes listed before (see `triage.engine.tallies`), or
+        the one line `add_primary` counts."""
         self.count += count
         if self.first_seen is None:
             self.first_seen = first.order

@@ -48,12 +48,15 @@ class Line:
 class Part:
     """The lines of one shape in a tally."""
 
-    shape: Shape
     count: int
     first: Line
     last: Line
     ranks: tuple[tuple[int, int, int], ...]
     """(rank or NO_RANK, first index, last index), in the order the ranks first came."""
+
+    @property
+    def shape(self) -> Shape:
+        return self.first.shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,7 @@ def tally_of(raw: tuple[int, tuple[RawPart, ...]], shapes: list[Shape | None]) -
         shape = shapes[shape_id]
         assert shape is not None  # the table tallies only shapes registered TALLIED, kept here by id
         first = Line(index, ordinal, start, end, shape)
-        parts.append(Part(shape, count, first, Line(last_index, last_ordinal, last_start, last_end, shape), ranks))
+        parts.append(Part(count, first, Line(last_index, last_ordinal, last_start, last_end, shape), ranks))
     return Tally(parts[0].first.start, lines, tuple(parts))
 
 
