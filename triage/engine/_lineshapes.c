@@ -53,6 +53,12 @@ static inline int entries_any(const Entries *a) {
     return any != 0;
 }
 
+static inline void entries_add(Entries *to, const Entries *more) {
+    for (int n = 0; n < ENTRY_BITS / 64; n++) {
+        to->word[n] |= more->word[n];
+    }
+}
+
 /* What a shape is registered with beyond its slot (which every line's lookup reads: kept small), by id. */
 typedef struct {
     uint64_t named_runs, coded_runs; /* of a GROUPED shape: its digit runs that count (see group_hash) */
@@ -75,7 +81,7 @@ typedef struct {
 /* A tally: the lines of TALLIED shapes between two lines that the caller sees (handed back or
  * held), which the caller may count all at once. Per shape: how many, its first and last line (and
  * which of the tally's lines each is: `ordinal`), and per rank its first and last line's index. */
-enum { TALLY_SHAPES = 8, TALLY_RANKS = 32, NO_RANK = -1, TALLY_MIN = 4 };
+enum { TALLY_SHAPES = 8, TALLY_RANKS = 32, NO_RANK = -1, TALLY_MIN = 4, MAX_RANK_DIGITS = 9 };
 /* TALLY_MIN: a stretch of fewer lines is handed back line by line, as ACTIVE lines are: the caller
  * counts a tally's lines at once, but a tally of one line costs it more than the line would. */
 
@@ -111,6 +117,13 @@ typedef struct {
     Counted shape[TALLY_SHAPES];
     Line first[TALLY_MIN]; /* its first lines, to hand back if no more come */
 } Tally;
+
+/* A tally with no lines, as each classify call opens and each close leaves it. */
+static inline void empty_tally(Tally *tally) {
+    tally->lines = 0;
+    tally->entries = (Entries){{0}};
+    tally->shapes = 0;
+}
 
 typedef struct {
     PyObject_HEAD
@@ -578,9 +591,7 @@ static int Shapes_init(Shapes *self, PyObject *args, PyObject *kwargs) {
     if (self->tallies == NULL) {
         return -1;
     }
-    self->open.lines = 0;
-    self->open.entries = (Entries){{0}};
-    self->open.shapes = 0;
+    empty_tally(&self->open);
     self->held_count = 0;
     self->lines = 0;
     return 0;
@@ -632,9 +643,7 @@ static int close_tally(Shapes *self) {
             const Line *line = &tally->first[n];
             failed = append_line(self->out, line->start, line->end, line->index, line->id) < 0;
         }
-        tally->lines = 0;
-        tally->entries = (Entries){{0}};
-        tally->shapes = 0;
+        empty_tally(tally);
         return failed ? -1 : 0;
     }
     PyObject *parts = PyTuple_New(tally->shapes);
@@ -668,9 +677,7 @@ static int close_tally(Shapes *self) {
     PyObject *item = Py_BuildValue("(nN)", tally->lines, parts);
     int failed = item == NULL || PyList_Append(self->tallies, item) < 0;
     Py_XDECREF(item);
-    tally->lines = 0;
-    tally->entries = (Entries){{0}};
-    tally->shapes = 0;
+    empty_tally(tally);
     return failed ? -1 : 0;
 }
 
@@ -714,9 +721,7 @@ static int tally_line(Shapes *self, const Slot *slot, const unsigned char *line,
         c = &tally->shape[tally->shapes++];
         *c = (Counted){.id = slot->id, .first_start = start, .first_end = end, .first_index = index,
                        .first_ordinal = tally->lines};
-        for (int n = 0; n < ENTRY_BITS / 64; n++) {
-            tally->entries.word[n] |= shape->entries.word[n];
-        }
+        entries_add(&tally->entries, &shape->entries);
         lines = NULL;
     }
     if (lines == NULL) {
@@ -820,9 +825,7 @@ static PyObject *Shapes_classify(Shapes *self, PyObject *args) {
     PyObject *out = walk.out;
     Py_ssize_t position = start, index = 0;
     self->held_count = 0;
-    self->open.lines = 0;
-    self->open.entries = (Entries){{0}};
-    self->open.shapes = 0;
+    empty_tally(&self->open);
     Py_XSETREF(self->tallies, PyList_New(0));
     if (self->tallies == NULL) {
         return end_walk(&walk, 1);
@@ -1080,7 +1083,7 @@ static int rank_span_fits(int kind, int rank_start, int rank_end, Py_ssize_t len
     if (rank_start == -1 && rank_end == -1) {
         return 1;
     }
-    return kind == KIND_TALLIED && rank_start >= 0 && rank_end > rank_start && rank_end <= length && rank_end - rank_start <= 9;
+    return kind == KIND_TALLIED && rank_start >= 0 && rank_end > rank_start && rank_end <= length && rank_end - rank_start <= MAX_RANK_DIGITS;
 }
 
 /* What a TALLIED (or CAUSE) registration adds, read from its arguments: 0, or -1 with an error set. */
