@@ -40,14 +40,17 @@ CASES_HEADER = (
 )
 
 
-def rows() -> list[str]:
+def rows() -> tuple[list[str], dict[str, str]]:
+    """The neighbour lines of the train split, and the stack each case's log shows (read in the same pass)."""
     out: list[str] = []
+    stacks: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
     for case in load_cases(ROOT / "logs_samples" / "real"):
         if case.split != "train":
             continue
         category = "healthy" if case.healthy else (case.category or "other")
         text = case.file.read_bytes().decode("utf-8", "replace")
+        stacks[case.id] = _stack(text)
         found = []
         for number, line in enumerate(text.splitlines()):
             kind = error_kind(line)
@@ -61,10 +64,10 @@ def rows() -> list[str]:
         frames = [frame_of(found) for line in text.splitlines() if (found := FRAME.search(line))][:MAX_FRAMES]
         if frames:
             out.append(f"{category}\tcase:{case.id}{FRAMES_SUFFIX}\t{' '.join(frames)}\n")
-    return out
+    return out, stacks
 
 
-def reported(neighbour_rows: list[str]) -> list[str]:
+def reported(neighbour_rows: list[str], stacks: dict[str, str]) -> list[str]:
     """Each failure case with neighbour lines whose thread found its cause or a fix: the thread, root
     cause and (if confirmed) fix, one line."""
     labelled = {row.split("\t")[1] for row in neighbour_rows}
@@ -77,15 +80,14 @@ def reported(neighbour_rows: list[str]) -> list[str]:
         fix = row.get("fix") if row.get("fix_confirmed") else ""
         if not fix and UNRESOLVED.match(str(row["root_cause"])):
             continue  # lent, its symptoms would read as the cause of another failure
-        cells = [label, row["source"], _one_line(row["root_cause"]), _one_line(fix or ""), _stack(row["log_file"])]
+        cells = [label, row["source"], _one_line(row["root_cause"]), _one_line(fix or ""), stacks[row["id"]]]
         out.append("\t".join(cells) + "\n")
     return out
 
 
-def _stack(log_file: str) -> str:
+def _stack(text: str) -> str:
     """The stack a case's log shows, read as a scan reads a job's context."""
     context = JobContext()
-    text = (ROOT / "logs_samples" / "real" / "logs" / log_file).read_bytes().decode("utf-8", "replace")
     for line in text.splitlines():
         context.observe(line)
     return stack_text(context.stack())
@@ -99,10 +101,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is not current")
     args = parser.parse_args()
-    neighbour_rows = rows()
+    neighbour_rows, stacks = rows()
     files = {
         ROOT / "kb" / NEIGHBOURS_FILE: HEADER + "".join(neighbour_rows),
-        ROOT / "kb" / CASES_FILE: CASES_HEADER + "".join(reported(neighbour_rows)),
+        ROOT / "kb" / CASES_FILE: CASES_HEADER + "".join(reported(neighbour_rows, stacks)),
     }
     if args.check:
         stale = [target for target, content in files.items() if not _current(target, content)]
