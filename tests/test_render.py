@@ -91,9 +91,9 @@ def test_long_path_keeps_its_line_number(one_error):
 def test_rank_and_role_only_when_known(one_error):
     diagnosis = one_error.diagnoses[0]
     role_only = rendered(replace(one_error, diagnoses=[replace(diagnosis, rank=None, role="root")]))
-    assert "rank None" not in role_only and "\n   root\n" in role_only
+    assert "rank None" not in role_only and "\n   failed first\n" in role_only
     both = rendered(replace(one_error, diagnoses=[replace(diagnosis, rank=3, role="root")]))
-    assert "rank 3 · root" in both
+    assert "rank 3 · failed first" in both
     neither = rendered(replace(one_error, diagnoses=[replace(diagnosis, rank=None, role=None)]))
     assert "rank" not in neither.split("evidence")[0]
 

@@ -312,7 +312,7 @@ def test_human_output_is_one_block_per_event(tmp_path, capsys, monkeypatch):
     write_rank_logs(tmp_path)
     code, out, _ = run_tail(capsys, monkeypatch, "--from-start", str(tmp_path / "rank_*.log"))
     assert code == 1
-    assert "rank 5 · root" in out and "Summary: 2 diagnoses" in out and "Root rank: 5" in out
+    assert "rank 5 · failed first" in out and "Summary: 2 diagnoses" in out and "Root rank: 5" in out
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

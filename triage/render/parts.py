@@ -64,10 +64,15 @@ def fix_renderable(
     return Hanging(Group(*parts), Text(f"{label} ", style=title_style))
 
 
+ROLE_WORDS = {"root": "failed first", "cascade": "followed the first failure"}
+"""A diagnosis's role in a multi-rank failure, as a reader says it ("root" alone read as the user root)."""
+
+
 def where_text(diagnosis: Diagnosis) -> str:
-    """'rank 3 · root', 'rank 3', 'root' or '': only what the log told."""
+    """'rank 3 · failed first', 'rank 3', 'failed first' or '': only what the log told."""
     rank = f"rank {diagnosis.rank}" if diagnosis.rank is not None else ""
-    return " · ".join(part for part in (rank, diagnosis.role or "") if part)
+    role = ROLE_WORDS.get(diagnosis.role or "", "")
+    return " · ".join(part for part in (rank, role) if part)
 
 
 def probe_verdict(result: dict[str, Any]) -> str:
