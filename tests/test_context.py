@@ -78,6 +78,16 @@ def test_fine_tuning_tool_is_the_workload_over_its_trainer():
     assert JobContext().fits({"workload": ["sglang"]}) is None
 
 
+def test_vllm_on_torch_npu_is_vllm_ascend():
+    worker = "(Worker_TP3 pid=221636) ERROR 11-20 02:28:06 [multiproc_executor.py:671] RuntimeError: x"
+    on_npu = context_of(worker, "RunOpApiV2:torch_npu/csrc/framework/OpCommand.cpp:251 NPU function error")
+    assert on_npu.workload == "vllm-ascend" and on_npu.to_json()["workloads"] == ["vllm", "vllm-ascend"]
+    assert on_npu.fits({"workload": ["vllm-ascend"]}) is True and on_npu.fits({"workload": ["vllm"]}) is True
+    assert on_npu.stack() == {"runtime": ["torch"], "workload": ["vllm"]}
+    elsewhere = context_of(worker)
+    assert elsewhere.workload == "vllm" and elsewhere.fits({"workload": ["vllm-ascend"]}) is False
+
+
 def test_a_torch_job_that_names_no_workload_is_not_one_of_another_runtime():
     context = context_of('File "/usr/lib/python3.10/site-packages/torch_npu/utils/_error_code.py", line 4, in f')
     assert context.workloads == [] and context.runtime == "torch"

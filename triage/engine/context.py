@@ -121,6 +121,7 @@ _SOC = GatedPattern(SOC_PATTERN, re.IGNORECASE)
 _ENV = GatedPattern(ENV_PATTERN)
 _ENV_NAME = re.compile(ENV_NAMES)
 _TORCH = GatedPattern(TORCH_PATTERN, re.IGNORECASE)
+_TORCH_NPU = GatedPattern(r"torch[_-]npu", re.IGNORECASE)
 _ANY = GatedPattern("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE)
 
 
@@ -135,18 +136,29 @@ class JobContext:
     """Env vars the log shows set (first value seen)."""
     runtime: str | None = None
     """"torch" when the log shows torch_npu or a frame in torch's own files."""
+    torch_npu: bool = False
+    """The log shows torch_npu: vLLM runs on it only through the vLLM-Ascend plugin."""
     lines_seen: int = 0
     _shapes_seen: set[bytes] = field(default_factory=set, repr=False, compare=False)
     """The shape keys of the lines read that showed context (see `observe`)."""
 
     @property
+    def shown_workloads(self) -> list[str]:
+        """Every framework the log shows, with vLLM on torch_npu read as vLLM-Ascend: a worker's
+        traceback names vllm and torch_npu, seldom the plugin, whose fixes are the ones that apply."""
+        if self.torch_npu and "vllm" in self.workloads and "vllm-ascend" not in self.workloads:
+            return [*self.workloads, "vllm-ascend"]
+        return self.workloads
+
+    @property
     def workload(self) -> str | None:
         """The most specific framework shown: a fine-tuning tool over the trainer it drives."""
-        if not self.workloads:
+        workloads = self.shown_workloads
+        if not workloads:
             return None
-        implied = {IMPLIES[w] for w in self.workloads if w in IMPLIES}
-        specific = [w for w in self.workloads if w not in implied and w != "custom-kernel"]
-        return (specific or self.workloads)[0]
+        implied = {IMPLIES[w] for w in workloads if w in IMPLIES}
+        specific = [w for w in workloads if w not in implied and w != "custom-kernel"]
+        return (specific or workloads)[0]
 
     @property
     def runtimes(self) -> set[str]:
@@ -159,7 +171,8 @@ class JobContext:
     def shows(self, dimension: str) -> set[str]:
         """The values the log shows for a dimension of `applies_to` (workload, launcher, soc, runtime)."""
         if dimension == "workload":
-            shown = set(self.workloads) | {IMPLIES[w] for w in self.workloads if w in IMPLIES}
+            workloads = self.shown_workloads
+            shown = set(workloads) | {IMPLIES[w] for w in workloads if w in IMPLIES}
             return shown | {group for group, members in GROUPS.items() if shown & members}
         if dimension == "launcher":
             return {self.launcher} if self.launcher else set()
@@ -202,6 +215,8 @@ class JobContext:
             self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
         if self.runtime is None and _TORCH.search(text, gated):
             self.runtime = "torch"
+        if not self.torch_npu and _TORCH_NPU.search(text, gated):
+            self.torch_npu = True
 
     def observe_job(self, command: list[str], environ: Mapping[str, str]) -> None:
         """What a face that starts the job knows before it prints a line: its command line (`vllm
@@ -220,6 +235,7 @@ class JobContext:
             self.versions.setdefault(key, value)
         self.soc = self.soc or later.soc
         self.runtime = self.runtime or later.runtime
+        self.torch_npu = self.torch_npu or later.torch_npu
         for key, value in later.env.items():
             self.env.setdefault(key, value)
         self.lines_seen += later.lines_seen
@@ -276,7 +292,7 @@ class JobContext:
         return {
             "launcher": self.launcher,
             "workload": self.workload,
-            "workloads": list(self.workloads),
+            "workloads": list(self.shown_workloads),
             "versions": dict(self.versions),
             "soc": self.soc,
             "env": dict(self.env),
