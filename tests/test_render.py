@@ -162,6 +162,18 @@ def test_evidence_lines_show_the_message_not_the_launchers_prefix(scan_text, mon
     assert prefix.strip() in rendered(result, width=200, verbose=True)
 
 
+def test_evidence_lines_show_a_build_error_not_its_directories(scan_text, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    directories = "/home/ci/runs/20260802_185212_manual_pr1099/payload/pto-isa/include/pto/common/"
+    line = f"{directories}event.hpp:232:34: error: use of undeclared identifier 'PIPE_FIX'"
+    result = scan_text(f"{line}\n1 error generated.\n")
+    assert result.diagnoses
+    brief = rendered(result)
+    assert "…/event.hpp:232:34: error: use of undeclared identifier 'PIPE_FIX'" in brief
+    assert "payload/pto-isa" not in brief
+    assert directories in rendered(result, width=300, verbose=True)
+
+
 def test_brief_output_tells_a_fix_that_has_nothing_to_run(one_error):
     # A fix of only words (what fixed a similar reported failure) would otherwise read as a bare
     # heading; a fix with commands or code keeps its description for --verbose.

@@ -6,6 +6,7 @@ The pieces the TUI draws too (fixes, verdicts, one-line text) are in triage.rend
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import IO
@@ -65,11 +66,17 @@ def _evidence(diagnosis: Diagnosis, *, full: bool) -> Iterable[RenderableType]:
         yield Hanging(OneLine(Text(line.text if full else _message_first(line.text))), indent=4)
 
 
+_LEADING_DIRECTORIES = re.compile(r"^(?:[A-Za-z]:)?[/\\]?(?:[^\s/\\:]+[/\\]){2,}(?=[^\s/\\:]+:\d)")
+"""The directories of a compiler's or warning's `path/to/file.hpp:232:34: error: ...` location."""
+
+
 def _message_first(text: str) -> str:
     """The line from its message on: launcher and logger prefixes (`(EngineCore_DP0 pid=13770) ERROR
-    02-25 03:11:49 [core.py:866] `) would take the one line that the brief output gives it."""
+    02-25 03:11:49 [core.py:866] `) and a location's directories (a build's absolute paths) would take
+    the one line that the brief output gives it."""
     message = message_of(text)
-    return text if message == text.strip() else f"… {message}"
+    short = _LEADING_DIRECTORIES.sub("…/", message)
+    return text if short == text.strip() else short if short != message else f"… {message}"
 
 
 def diagnosis_renderable(position: int, diagnosis: Diagnosis, *, full: bool = False) -> Group:
