@@ -233,6 +233,15 @@ def test_a_guess_is_titled_by_the_exception_and_what_it_says(scan_text):
     )
 
 
+def test_a_bare_error_heading_gives_way_to_the_line_that_says_what_failed(scan_text):
+    # ops-nn #1732's paste: the heading first, then the call that failed.
+    result = scan_text("Error:\nfrobnicateWorkspaceSize failed! error code: 987654\n")
+    guess = next(d for d in result.diagnoses if d.guess)
+    assert guess.title == "Unrecognised error: frobnicateWorkspaceSize failed! error code: 987654"
+    # Alone, the heading is still the error the log shows.
+    assert next(d for d in scan_text("RuntimeError:\n").diagnoses if d.guess).title.startswith("Unrecognised")
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -60,6 +60,8 @@ cases; offered beside every one (210 of 225), for 2 more than that."""
 SECOND_GUESS_SHARE = 0.1
 """A runner-up is reported when its share of the vote is at least this fraction of the winner's."""
 _BARE_TRACEBACK = re.compile(r"\s*Traceback \(most recent call last\):?\s*$")
+_BARE_HEADING = re.compile(r"\s*[\w.]*(?:error|exception|failure)s?\s*:?\s*$", re.IGNORECASE)
+"""A heading with no message ("Error:", "RuntimeError:") over the line that says what failed."""
 _QUERY_NOISE = re.compile(r"<[a-z]+>|['\"`]|\s+")
 
 
@@ -70,8 +72,7 @@ def diagnose_unclaimed(
     stall banner), and the runner-up family when it came close; none when there is nothing to
     report, when the errors read like a healthy run's chatter, or (need_neighbours) when no known
     failure resembles them."""
-    # A bare traceback header says nothing of what failed, and its words are in every entry's examples.
-    telling = _warnings_that_count([e for e in unclaimed.most_telling() if not _BARE_TRACEBACK.match(e.message)])
+    telling = _telling(unclaimed)
     if not telling and not need_neighbours:
         telling = _cut_traceback(unclaimed)
     quiet = None
@@ -123,6 +124,13 @@ def diagnose_unclaimed(
         extracted={"neighbour_similarity": guess.score, "vote_share": guess.share} if guess else {},
     )
     return [primary] + _alternatives(primary, guess)
+
+
+def _telling(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
+    """The most telling error lines but bare traceback headers (they say nothing of what failed, and
+    their words are in every entry's examples), bare headings after the lines that say what failed."""
+    lines = [e for e in unclaimed.most_telling() if not _BARE_TRACEBACK.match(e.message)]
+    return _warnings_that_count(sorted(lines, key=lambda e: _BARE_HEADING.match(e.message) is not None))
 
 
 def _warnings_that_count(telling: list[ErrorLine]) -> list[ErrorLine]:
