@@ -78,6 +78,17 @@ def test_cache_round_trip_keeps_every_field(engine_kb):
     assert any(literals for _, _, literals in rows)
 
 
+def test_the_cache_keeps_the_neighbours_word_model(engine_kb):
+    (restored, _), _ = kb_cache._from_bytes(kb_cache._to_bytes((engine_kb, [])))
+    counted = engine_kb.neighbour_index
+    assert restored.word_counts == counted.word_counts() and "_word_model" in vars(restored.neighbour_index)
+    messages = [("RuntimeError: frobnicator failed with code 4242 in aclnnFoo", 1.0)]
+    assert restored.neighbour_index.guess(messages) == counted.guess(messages)
+    # A KB less some neighbours counts its own (the cached model holds their words).
+    label = next(label for _, _, label in engine_kb.neighbours if label.startswith("case:"))
+    assert restored.without_neighbours(frozenset({label})).word_counts is None
+
+
 def test_a_truncated_cache_is_rebuilt_not_fatal(engine_kb):
     content = kb_cache._to_bytes((engine_kb, []))
     with pytest.raises(ValueError):

@@ -214,6 +214,9 @@ class CompiledKB:
     """Error codes and the category each points at (see `triage.engine.codes`)."""
     cases: tuple[ReportedCase, ...] = ()
     """What the threads behind the neighbours' corpus cases said (see `NeighbourIndex.reported`)."""
+    word_counts: dict[str, dict[str, int]] | None = field(default=None, compare=False)
+    """The neighbours' word model as a cache kept it (see `NeighbourIndex.word_counts`); None: counted
+    at the first guess."""
 
     @cached_property
     def code_table(self) -> CodeTable:
@@ -221,7 +224,10 @@ class CompiledKB:
 
     @cached_property
     def neighbour_index(self) -> NeighbourIndex:
-        return NeighbourIndex(self.neighbours, self.cases)
+        index = NeighbourIndex(self.neighbours, self.cases)
+        if self.word_counts is not None:
+            index.seed_word_counts(self.word_counts)
+        return index
 
     def without_neighbours(self, labels: frozenset[str], **changes: Any) -> CompiledKB:
         """The KB less the neighbour lines of these labels (see `NeighbourIndex.without`), with any
@@ -229,7 +235,7 @@ class CompiledKB:
         index = self.neighbour_index.without(labels)
         if index is self.neighbour_index and not changes:
             return self
-        kept = replace(self, neighbours=index.documents, **changes)
+        kept = replace(self, neighbours=index.documents, word_counts=None, **changes)
         vars(kept)["neighbour_index"] = index  # seeds the cached_property
         return kept
 

@@ -203,6 +203,16 @@ class NeighbourIndex:
         vars(index)["_word_model"] = _word_model_of(model)  # seeds the cached_property
         return index
 
+    def word_counts(self) -> dict[str, dict[str, int]]:
+        """The word model's counts (per category, in how many documents each word appears): what a KB
+        cache keeps, so that a scan's first guess need not read every document's words again."""
+        counts, _, _ = self._word_model
+        return {category: dict(seen) for category, seen in counts.items()}
+
+    def seed_word_counts(self, counts: dict[str, dict[str, int]]) -> None:
+        """Take the word model's counts from a cache (see `word_counts`) instead of counting them."""
+        vars(self)["_word_model"] = _word_model_of({category: Counter(seen) for category, seen in counts.items()})
+
     @cached_property
     def _word_model(self) -> tuple[dict[str, Counter[str]], dict[str, int], int]:
         """Per category: in how many documents each word appears, and the total; the vocabulary size."""
