@@ -398,6 +398,11 @@ def test_a_traceback_cut_before_its_error_line_is_still_an_error(scan_text):
         assert guess.title.startswith("A traceback cut off before its error line")
         assert "aot_compile.py" in guess.evidence[0].text
         assert guess.evidence[0].line == log.splitlines().index(frames.splitlines()[2]) + 1
+    # Where the log ends on the last frame's statement, the guess reads (and names) what the job was doing.
+    assert scan_text(frames).diagnoses[0].title == (
+        "A traceback cut off before its error line, in aot_compile.py __call__: return self.fn(*args, **kwargs)"
+    )
+    assert scan_text(frames.rsplit("\n", 2)[0] + "\n").diagnoses[0].title.endswith("in aot_compile.py __call__")
 
 
 def test_pytest_frames_are_frames_too(scan_text):

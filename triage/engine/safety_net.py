@@ -284,7 +284,10 @@ def _cut_traceback(unclaimed: UnclaimedErrors) -> list[ErrorLine]:
     if not unclaimed.frames:
         return []
     frame = unclaimed.frames[-1][1]
-    return [ErrorLine(order=0, kind=TRACEBACK, line=frame, message=message_of(frame.text))]
+    # The statement under the last frame (when the log ends with it) says what the job was doing.
+    code = next((text for number, text in unclaimed.tails.get(frame.source, []) if number == frame.line + 1), "")
+    statement = message_of(code) if code and not FRAME.search(code) else ""
+    return [ErrorLine(order=0, kind=TRACEBACK, line=frame, message=f"{message_of(frame.text)} {statement}".strip())]
 
 
 def _codes_text(decoded: list[tuple[Decoded, float]]) -> str:
@@ -302,8 +305,12 @@ def _title(lead: ErrorLine, quiet: str | None) -> str:
         return f"The log ends while the job was busy, with no error: {lead.message[:90]}"
     if quiet == REPORT:
         return f"An evaluation report, with no error: {lead.message[:90]}"
-    if lead.kind == TRACEBACK and FRAME.search(lead.message):
-        return f"A traceback cut off before its error line: {lead.message[:80]}"
+    frame = FRAME.search(lead.message) if lead.kind == TRACEBACK else None
+    if frame:
+        statement = lead.message[frame.end() :].strip()
+        return f"A traceback cut off before its error line, in {frame_of(frame)}" + (
+            f": {statement[:80]}" if statement else ""
+        )
     name = exception_name(lead.message)
     operator = _WORKING_OPERATOR.search(lead.message)
     if name and operator:
