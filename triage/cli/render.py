@@ -76,7 +76,9 @@ def _message_first(text: str) -> str:
     the one line that the brief output gives it."""
     message = message_of(text)
     short = _LEADING_DIRECTORIES.sub("…/", message)
-    return text if short == text.strip() else short if short != message else f"… {message}"
+    if short != message:
+        return short
+    return text if message == text.strip() else f"… {message}"
 
 
 def diagnosis_renderable(position: int, diagnosis: Diagnosis, *, full: bool = False) -> Group:
