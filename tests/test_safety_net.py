@@ -153,6 +153,8 @@ from triage.results import Diagnosis, EvidenceLine
         ),
         # an uncaught C++ exception's message, under "terminate called after throwing an instance of ..."
         ("  what():  vector::reserve", EXCEPTION, "vector::reserve"),
+        # a Kubernetes event that something failed, as `kubectl describe pod` lists it (HAMi #1941)
+        ("  Warning  FilteringFailed   96s (x13 over 98s)  hami-scheduler  1 nodes ModeNotFit(node-1)", LEVEL, None),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):
@@ -181,6 +183,7 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "the handler raises no exception for a retried request",
         # A warning about an exception the program caught and went past (vLLM on an NPU).
         "WARNING: Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
+        "  Normal   Scheduled  10s   default-scheduler  Successfully assigned default/ascend-pod to node-1",
     ],
 )
 def test_lines_that_are_not_errors(line):

@@ -79,6 +79,8 @@ _LEVEL_WORDS = re.compile(
     r"|\[(?:error|critical|fatal)\]|\blevel=(?:error|fatal|panic)\b|\b[Ff]ailure\s+\d{3,}\b"
     # a C / C++ abort at its source location (GGML_ABORT): `.../ggml-cann.cpp:63: CANN error`
     r"|^\S*\.(?:c|cc|cpp|cxx|cu|h|hpp):\d+: (?:[^:\n]*\s)?[Ee]rror$"
+    # a Kubernetes event that something failed (`kubectl describe`): `Warning  FailedScheduling  96s  ...`
+    r"|^\s*Warning\s+(?:\w*Failed\w*|BackOff|Unhealthy|Evicted)\s"
 )
 _LEVEL_STAMPS = re.compile(
     r"^[EF]/[\w.-]+:\s|" + _PADDLE_STAMP.format(levels="FE") + "|" + _GLOG_LEVEL.format(levels="EF")
