@@ -155,6 +155,13 @@ from triage.results import Diagnosis, EvidenceLine
         ("  what():  vector::reserve", EXCEPTION, "vector::reserve"),
         # a Kubernetes event that something failed, as `kubectl describe pod` lists it (HAMi #1941)
         ("  Warning  FilteringFailed   96s (x13 over 98s)  hami-scheduler  1 nodes ModeNotFit(node-1)", LEVEL, None),
+        # a server's JSON error response, as curl prints it (MindIE's FAQ, vLLM's OpenAI server)
+        ('{"error": "Message len not in (0, 4194304]", "error_type": "Input Validation Error"}', LEVEL, None),
+        (
+            '{"object":"error","message":"maximum context length is 4096","type":"BadRequestError","code":400}',
+            LEVEL,
+            None,
+        ),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):
@@ -184,6 +191,8 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         # A warning about an exception the program caught and went past (vLLM on an NPU).
         "WARNING: Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
         "  Normal   Scheduled  10s   default-scheduler  Successfully assigned default/ascend-pod to node-1",
+        '{"error": null, "status": "ok"}',
+        '{"id":"chatcmpl-1","object":"chat.completion","choices":[{"message":{"content":"an error-free answer"}}]}',
     ],
 )
 def test_lines_that_are_not_errors(line):

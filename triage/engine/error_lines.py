@@ -81,6 +81,8 @@ _LEVEL_WORDS = re.compile(
     r"|^\S*\.(?:c|cc|cpp|cxx|cu|h|hpp):\d+: (?:[^:\n]*\s)?[Ee]rror$"
     # a Kubernetes event that something failed (`kubectl describe`): `Warning  FailedScheduling  96s  ...`
     r"|^\s*Warning\s+(?:\w*Failed\w*|BackOff|Unhealthy|Evicted)\s"
+    # a server's JSON error response, as a client prints it: OpenAI-style `{"object":"error",...}` or `{"error": ...}`
+    r"|\"object\"\s*:\s*\"error\"|^\s*\{\s*\"error\"\s*:\s*[\"{]"
 )
 _LEVEL_STAMPS = re.compile(
     r"^[EF]/[\w.-]+:\s|" + _PADDLE_STAMP.format(levels="FE") + "|" + _GLOG_LEVEL.format(levels="EF")
