@@ -571,3 +571,10 @@ def test_a_tally_reaches_a_waiting_cause_line_at_the_first_own_line_of_its_rank(
     bmm = next(d for d in scanners[0].result().diagnoses if d.id == "bmm-cpu-fallback")
     line = len(first) + len(chatter) + 1
     assert [(e.line, e.supports) for e in bmm.evidence if e.supports] == [(line, "integer-operands")]
+
+
+def test_the_native_table_reads_ranks_as_long_as_the_python_path() -> None:
+    from triage.engine import _lineshapes
+    from triage.engine.tallies import MAX_RANK_DIGITS
+
+    assert _lineshapes.MAX_RANK_DIGITS == MAX_RANK_DIGITS

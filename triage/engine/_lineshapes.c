@@ -1317,7 +1317,8 @@ PyMODINIT_FUNC PyInit__lineshapes(void) {
     if (PyModule_AddObjectRef(m, "Shapes", (PyObject *)&ShapesType) < 0 ||
         PyModule_AddIntConstant(m, "QUIET", KIND_QUIET) < 0 || PyModule_AddIntConstant(m, "CAUSE", KIND_CAUSE) < 0 ||
         PyModule_AddIntConstant(m, "ACTIVE", KIND_ACTIVE) < 0 || PyModule_AddIntConstant(m, "GROUPED", KIND_GROUPED) < 0 ||
-        PyModule_AddIntConstant(m, "TALLIED", KIND_TALLIED) < 0) {
+        PyModule_AddIntConstant(m, "TALLIED", KIND_TALLIED) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_RANK_DIGITS", MAX_RANK_DIGITS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -8,6 +8,7 @@ CAUSE: int
 ACTIVE: int
 GROUPED: int
 TALLIED: int
+MAX_RANK_DIGITS: int
 
 TallyPart = tuple[int, int, int, int, int, int, int, int, int, int, tuple[tuple[int, int, int], ...]]
 

@@ -12,7 +12,15 @@ from typing import Any
 
 from triage.engine.codes import CodeRow, CodeTable
 from triage.engine.error_lines import error_kind, message_of
-from triage.engine.nearest import FRAMES_SUFFIX, WRAPPER, Neighbour, NeighbourIndex, ReportedCase, informative
+from triage.engine.nearest import (
+    FRAMES_SUFFIX,
+    WRAPPER,
+    Neighbour,
+    NeighbourIndex,
+    ReportedCase,
+    informative,
+    reported_cases,
+)
 from triage.engine.normalize import template
 
 if TYPE_CHECKING:
@@ -311,7 +319,7 @@ def compile_kb(kb: KnowledgeBase) -> CompiledKB:
         fuzzy=tuple(s.index for s in signatures if s.kind == "fuzzy"),
         neighbours=_neighbours([entry for _, _, off, entry in placed if not off], kb.neighbours),
         codes=tuple(sorted(kb.codes, key=lambda row: "*" in row[0])),
-        cases=tuple((row[0], row[1], row[2], row[3], row[4]) for row in kb.cases),
+        cases=reported_cases(kb.cases),
     )
 
 

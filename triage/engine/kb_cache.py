@@ -34,6 +34,7 @@ from triage.engine import (
 )
 from triage.kb.cache_files import cache_dir, code_version, new_digest, read_own, write_atomic
 from triage.engine.compiled import CauseCard, CompiledKB, CompiledSignature, EntryCard, PrefilterState
+from triage.engine.nearest import reported_cases
 from triage.kb.paths import CASES_FILE, CODES_FILE, NEIGHBOURS_FILE
 
 FORMAT = 14
@@ -195,7 +196,7 @@ def _from_data(data: dict[str, Any], state: dict[str, PrefilterState]) -> Payloa
         prefilter_state=state,
         neighbours=tuple((row[0], row[1], row[2]) for row in data["neighbours"]),
         codes=tuple((row[0], row[1], row[2]) for row in data["codes"]),
-        cases=tuple((row[0], row[1], row[2], row[3], row[4]) for row in data["cases"]),
+        cases=reported_cases(data["cases"]),
         word_counts=data["word_counts"],
     )
     return kb, [str(error) for error in data["errors"]]

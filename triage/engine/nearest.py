@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -27,6 +27,12 @@ FRAMES_SUFFIX = "#frames"
 ReportedCase = tuple[str, str, str, str, str]
 """(label, thread URL, root cause, the fix the thread confirmed or "", the stack its log shows as
 `context.stack_text` writes it): what a corpus case's thread said, and of which job."""
+
+
+def reported_cases(rows: Iterable[Sequence[str]]) -> tuple[ReportedCase, ...]:
+    """Rows as a cases file or a KB cache's JSON holds them (lists), as ReportedCase tuples."""
+    return tuple((row[0], row[1], row[2], row[3], row[4]) for row in rows)
+
 
 WRAPPER = "wrapper"
 """The category of a wrapper's example lines (EZ9999, ERR00100): a line closest to one of them is a

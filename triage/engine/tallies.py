@@ -27,7 +27,8 @@ T = TypeVar("T")
 NO_RANK = -1
 """What the table reports for a line whose shape writes no rank: the source's rank is its rank."""
 MAX_RANK_DIGITS = 9
-"""The longest rank the table reads (see `Shapes.register`)."""
+"""The longest rank the table reads (see `Shapes.register`); the native table's own, which a test holds
+to this one."""
 Where = tuple[int, str, int | None, int]
 """Of a tally: the order numbered lines reached before it, its source's name and rank, and the line
 number of its block's first line."""
