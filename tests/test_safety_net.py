@@ -162,6 +162,14 @@ from triage.results import Diagnosis, EvidenceLine
             LEVEL,
             None,
         ),
+        # a setting a library refuses, said without a level or an exception (DrivingSDK's FAQ)
+        ('Environment variable [HCCL_IF_IP] is invalid. Reason: it should be "ip[%ifname]".', SYMPTOM, None),
+        # pydantic's detail line as a user retyped it, lower-cased (vllm-ascend #8409)
+        (
+            "value error, the model type `qwen3_5_moe` is not recognised",
+            EXCEPTION,
+            "ValidationError: the model type `qwen3_5_moe` is not recognised",
+        ),
     ],
 )
 def test_error_lines_across_launcher_prefixes(line, kind, message):

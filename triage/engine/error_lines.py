@@ -42,7 +42,7 @@ _QUALIFIED_EXCEPTION = re.compile(r"^ ?((?:[a-z_]\w*\.)+[A-Z]\w*):\s")
 """A raised class of any name, as a traceback's last line prints it with its module (`pyarrow.lib.ArrowInvalid:
 ...`, `subprocess.TimeoutExpired: ...`, `__main__.TooFewObj: ...`): at the start of the message, where
 a traceback puts it (after a launcher's prefix and its space), never indented like its code lines."""
-_VALIDATION_DETAIL = re.compile(r"^\s*(?:Value error|Assertion failed), (\S.*?)(?: \[type=[a-z_]+[,\]].*)?$")
+_VALIDATION_DETAIL = re.compile(r"^\s*(?:[Vv]alue error|Assertion failed), (\S.*?)(?: \[type=[a-z_]+[,\]].*)?$")
 """The line under pydantic's `ValidationError: 1 validation error for ModelConfig` that says what is
 wrong (vLLM's and sglang's config checks): `  Value error, max_num_batched_tokens (2048) is smaller than
 max_model_len (32768). [type=value_error, input_value=...]`. Its message is the error raised (read as
@@ -51,7 +51,7 @@ _CPP_WHAT = re.compile(r"^\s*what\(\):\s+(\S.*)$")
 """The message of an uncaught C++ exception, under `terminate called after throwing an instance of
 'c10::Error'` (`  what():  vector::reserve`, a torch_npu or HCCL error, OpenCV's CANN backend): it says
 what failed, the terminate line only how the process ended."""
-_DETAIL_MARKS = ("Value error, ", "Assertion failed, ", "what():")
+_DETAIL_MARKS = ("alue error, ", "Assertion failed, ", "what():")
 """What a detail line above holds, tested before its prefix is stripped: most error lines hold none."""
 _VALIDATION_HEADER = re.compile(r"ValidationError: \d+ validation errors? for ")
 _CODE_ID = re.compile(r"E(?<!\wE)(?:[A-Z][0-9]{4}|[1-9][0-9]{4}|RR[0-9]{5})\b")
@@ -93,7 +93,7 @@ _QUIET_LEVEL = re.compile(r"\[(?:INFO|DEBUG|I|info|debug)\]|\b(?:INFO|DEBUG)\b|"
 """A logger's level that says its line is no error: a symptom's word there is not one."""
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
 _SYMPTOM = (
-    r"(?i:\bnan\b|\binf\b(?!o)|overflow|out of memory|\boom\b|not (?:yet |currently )?supported|unsupported|not implemented|"
+    r"(?i:\bnan\b|\binf\b(?!o)|overflow|\bis (?:invalid|not valid)\b|out of memory|\boom\b|not (?:yet |currently )?supported|unsupported|not implemented|"
     r"segmentation|core dump|\bkilled\b|undefined symbol|cannot open|no such file|mismatch|timed out|\bhang(?:s|ing)?\b|"
     r"\bstuck\b|deadlock|illegal|no kernel|does not (?:has|have) any binary|requirements are unsatisfiable|"
     r"no solution found when resolving|could not find a version that satisfies|: command not found|"
@@ -236,7 +236,8 @@ def error_kind(text: str) -> str | None:
         return None  # "INFO transformers.Trainer: ...": a logger's name, not a raised class
     if kind == EXCEPTION and _CAUGHT.search(rest) and _WARNING_LEVEL.search(prefix.group()):
         return None  # a warning about an exception the program caught: "Failed to import X with ImportError(...)"
-    if kind is None and not rest.startswith("  ") and rest.strip() and _level(prefix.group()):
+    if kind in (None, SYMPTOM) and not rest.startswith("  ") and rest.strip() and _level(prefix.group()):
+        # A failure's word under an error level: the level says more than the word.
         if not rest.lstrip().startswith("Traceback"):
             return LEVEL
     return kind
