@@ -162,6 +162,8 @@ from triage.results import Diagnosis, EvidenceLine
             LEVEL,
             None,
         ),
+        # the kernel's report of a hardware error (APEI / GHES), as dmesg or the device's kbox prints it
+        ("[2454.830701] {6}[Hardware Error]  error_type: 3, multi-bit ECC", LEVEL, None),
         # a setting a library refuses, said without a level or an exception (DrivingSDK's FAQ)
         ('Environment variable [HCCL_IF_IP] is invalid. Reason: it should be "ip[%ifname]".', SYMPTOM, None),
         # pydantic's detail line as a user retyped it, lower-cased (vllm-ascend #8409)

@@ -76,7 +76,7 @@ _PADDLE_STAMP = r"\[[{levels}]\s+\d{{1,2}}/\s?\d{{1,2}} \d\d:\d\d:\d\d"
 _LEVEL_WORDS = re.compile(
     r"\[ERROR\]|\bERROR\b|\[E\]|\bFATAL\b|\bCRITICAL\b|(?<![\w.])[Ee]rror:\s|\bfailed\b|\bFAIL(?:ED)?\b"
     r"|(?i:hit an exception|exception (?:occurred|raised|was raised|in thread)|\braises? an? \w+ exception)|错误|失败|报错"
-    r"|\[(?:error|critical|fatal)\]|\blevel=(?:error|fatal|panic)\b|\b[Ff]ailure\s+\d{3,}\b"
+    r"|\[(?:error|critical|fatal)\]|\[Hardware Error\]|\blevel=(?:error|fatal|panic)\b|\b[Ff]ailure\s+\d{3,}\b"
     # a C / C++ abort at its source location (GGML_ABORT): `.../ggml-cann.cpp:63: CANN error`
     r"|^\S*\.(?:c|cc|cpp|cxx|cu|h|hpp):\d+: (?:[^:\n]*\s)?[Ee]rror$"
     # a Kubernetes event that something failed (`kubectl describe`): `Warning  FailedScheduling  96s  ...`
