@@ -239,11 +239,11 @@ def test_error_lines_whose_closest_neighbours_all_score_the_floor_still_get_a_gu
 def test_a_guess_is_titled_by_the_exception_and_what_it_says(scan_text):
     result = scan_text(
         "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
-        "  Value error, Model architectures ['FooForCausalLM'] failed to be inspected.\n"
+        "  Value error, Invalid repository ID or local directory specified: '/models/foo'.\n"
     )
     # pydantic's header only wraps what failed: the line under it is the error raised.
     assert result.diagnoses[0].title == (
-        "Unrecognised ValidationError: Model architectures ['FooForCausalLM'] failed to be inspected."
+        "Unrecognised ValidationError: Invalid repository ID or local directory specified: '/models/foo'."
     )
     # torch_npu's wrapper sentence says where to look and only then which operator: the title names it.
     wrapper = scan_text(
