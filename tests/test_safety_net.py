@@ -164,6 +164,12 @@ from triage.results import Diagnosis, EvidenceLine
         ),
         # the kernel's report of a hardware error (APEI / GHES), as dmesg or the device's kbox prints it
         ("[2454.830701] {6}[Hardware Error]  error_type: 3, multi-bit ECC", LEVEL, None),
+        # a server's answer that a request failed, as its access log writes it (MindIE, gpustack #3129)
+        (
+            "[server] [Response mindie server, method is POST, uri is /v1-openai/chat/completions] [status code: 404]",
+            SYMPTOM,
+            None,
+        ),
         # a setting a library refuses, said without a level or an exception (DrivingSDK's FAQ)
         ('Environment variable [HCCL_IF_IP] is invalid. Reason: it should be "ip[%ifname]".', SYMPTOM, None),
         # pydantic's detail line as a user retyped it, lower-cased (vllm-ascend #8409)
@@ -202,6 +208,8 @@ def test_error_lines_across_launcher_prefixes(line, kind, message):
         "WARNING: Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")",
         "  Normal   Scheduled  10s   default-scheduler  Successfully assigned default/ascend-pod to node-1",
         '{"error": null, "status": "ok"}',
+        'INFO:     127.0.0.1:49006 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        "[server] [Response mindie server, method is GET, uri is /v1/models] [status code: 200]",
         '{"id":"chatcmpl-1","object":"chat.completion","choices":[{"message":{"content":"an error-free answer"}}]}',
     ],
 )

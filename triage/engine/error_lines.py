@@ -100,7 +100,9 @@ _SYMPTOM = (
     # a resolver's conflict, a linker's missing symbol, a checkpoint's keys, a numeric check that failed
     r"conflicting dependencies|the conflict is caused by|resolutionimpossible|undefined reference to|"
     r"(?:missing|unexpected) key\(s\) in state_dict|size mismatch for \w|not within tolerances?\b|"
-    r"allclose\([^)]*\): false|mismatched elements:)"
+    r"allclose\([^)]*\): false|mismatched elements:|"
+    # a server's answer that the request failed, as its access log writes it (uvicorn, MindIE's endpoint)
+    r"\"(?:get|post|put|delete) /\S* http/\d(?:\.\d)?\" [45]\d\d\b|\bstatus code(?: is)?:? [45]\d\d\b)"
 )
 """Words of a failure on a line that no log level or exception marks: the weakest sign, kept for
 logs that hold nothing stronger (NaN metrics, a bare `Killed`, a 'not supported' notice)."""
