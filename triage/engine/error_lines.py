@@ -45,13 +45,13 @@ a traceback puts it (after a launcher's prefix and its space), never indented li
 _VALIDATION_DETAIL = re.compile(r"^\s*(?:[Vv]alue error|Assertion failed), (\S.*?)(?: \[type=[a-z_]+[,\]].*)?$")
 """The line under pydantic's `ValidationError: 1 validation error for ModelConfig` that says what is
 wrong (vLLM's and sglang's config checks): `  Value error, max_num_batched_tokens (2048) is smaller than
-max_model_len (32768). [type=value_error, input_value=...]`. Its message is the error raised (read as
+max_model_len (32768). [type=value_error, input_value=...]`, or as a user retyped it, lower-cased. Its message is the error raised (read as
 `ValidationError: <message>`); the header only wraps it."""
 _CPP_WHAT = re.compile(r"^\s*what\(\):\s+(\S.*)$")
 """The message of an uncaught C++ exception, under `terminate called after throwing an instance of
 'c10::Error'` (`  what():  vector::reserve`, a torch_npu or HCCL error, OpenCV's CANN backend): it says
 what failed, the terminate line only how the process ended."""
-_DETAIL_MARKS = ("alue error, ", "Assertion failed, ", "what():")
+_DETAIL_MARKS = ("Value error, ", "value error, ", "Assertion failed, ", "what():")
 """What a detail line above holds, tested before its prefix is stripped: most error lines hold none."""
 _VALIDATION_HEADER = re.compile(r"ValidationError: \d+ validation errors? for ")
 _CODE_ID = re.compile(r"E(?<!\wE)(?:[A-Z][0-9]{4}|[1-9][0-9]{4}|RR[0-9]{5})\b")
@@ -101,7 +101,8 @@ _SYMPTOM = (
     r"conflicting dependencies|the conflict is caused by|resolutionimpossible|undefined reference to|"
     r"(?:missing|unexpected) key\(s\) in state_dict|size mismatch for \w|not within tolerances?\b|"
     r"allclose\([^)]*\): false|mismatched elements:|"
-    # a server's answer that the request failed, as its access log writes it (uvicorn, MindIE's endpoint)
+    # a server's answer that the request failed, as its access log writes it (MindIE's endpoint; uvicorn's
+    # access lines carry INFO, under which a failure's word is chatter)
     r"\"(?:get|post|put|delete) /\S* http/\d(?:\.\d)?\" [45]\d\d\b|\bstatus code(?: is)?:? [45]\d\d\b)"
 )
 """Words of a failure on a line that no log level or exception marks: the weakest sign, kept for
