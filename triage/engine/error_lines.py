@@ -45,8 +45,8 @@ a traceback puts it (after a launcher's prefix and its space), never indented li
 _VALIDATION_DETAIL = re.compile(r"^\s*(?:[Vv]alue error|Assertion failed), (\S.*?)(?: \[type=[a-z_]+[,\]].*)?$")
 """The line under pydantic's `ValidationError: 1 validation error for ModelConfig` that says what is
 wrong (vLLM's and sglang's config checks): `  Value error, max_num_batched_tokens (2048) is smaller than
-max_model_len (32768). [type=value_error, input_value=...]`, or as a user retyped it, lower-cased. Its message is the error raised (read as
-`ValidationError: <message>`); the header only wraps it."""
+max_model_len (32768). [type=value_error, input_value=...]`, or as a user retyped it, lower-cased. Its
+message is the error raised (read as `ValidationError: <message>`); the header only wraps it."""
 _CPP_WHAT = re.compile(r"^\s*what\(\):\s+(\S.*)$")
 """The message of an uncaught C++ exception, under `terminate called after throwing an instance of
 'c10::Error'` (`  what():  vector::reserve`, a torch_npu or HCCL error, OpenCV's CANN backend): it says
