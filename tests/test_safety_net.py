@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.engine.hints import degenerate_text, looped_output, word_votes
+from triage.engine.hints import degenerate_text, evaluation_report, looped_output, word_votes
 from triage.engine.error_lines import (
     CODE,
     EXCEPTION,
@@ -299,6 +299,19 @@ def test_a_log_that_ends_on_an_evaluation_report_is_a_numerical_question(scan_te
     guess = result.diagnoses[0]
     assert guess.guess and guess.category == "nan_loss_scale" and guess.severity == "warning"
     assert guess.title.startswith("An evaluation report, with no error") and guess.confidence <= MAX_CONFIDENCE
+
+
+@pytest.mark.parametrize(
+    ("line", "report"),
+    [
+        ("npu mean acc 0.54145", True),  # sglang's MMMU benchmark (sglang #18481)
+        ("accuracy: 0.812", True),
+        ("step 10 mean loss 0.54", False),
+        ("mean acc of the last 10 steps rose", False),
+    ],
+)
+def test_an_accuracy_score_is_an_evaluation_report(line, report):
+    assert evaluation_report(line) is report
 
 
 def test_no_error_means_no_diagnosis(scan_text):

@@ -188,10 +188,11 @@ def degenerate_text(text: str) -> bool:
 _EVALUATION_REPORT = _lazy(
     r"\|\s*Tasks\s*\|\s*Version\s*\||\bOverall report table\b"
     r"|\|\s*(?:acc(?:uracy)?|acc_norm|exact_match|mean_acc|pass@\d+)\s*\|"
-    r"|\b(?:accuracy|exact_match|mean_acc|pass@\d+)\b\s*[:=]\s*0?\.\d+",
+    r"|\b(?:accuracy|exact_match|mean_acc|pass@\d+)\b\s*[:=]\s*0?\.\d+|\bmean[ _]acc(?:uracy)?\s+0?\.\d+",
     re.IGNORECASE,
 )
-"""An evaluation harness's report: lm-eval's table, evalscope's, a metric column, or an accuracy score."""
+"""An evaluation harness's report: lm-eval's table, evalscope's, a metric column, or an accuracy score
+(`mean acc 0.54145`, as sglang's MMMU benchmark prints it)."""
 
 
 def evaluation_report(text: str) -> bool:
