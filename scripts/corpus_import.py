@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from triage.kbtools.cases import thread_key  # noqa: E402  (the checkout's own, as the tests compare threads)
+from triage.kbtools.twins import LogIndex, telling_lines  # noqa: E402
 
 CORPUS = ROOT / "logs_samples" / "real"
 SPLIT_KEY = "ascend-triage-split-v1"
@@ -66,29 +67,6 @@ def cited_by_kb() -> set[str]:
     }
 
 
-REPEAT_SHARE = 0.5
-"""A mined log whose telling lines are at least this share another case's lines repeats that case (two pages
-that paste one failure, a docs page and its mirror): it is skipped, so that one failure counts once and
-never sits in both splits."""
-TELLING_CHARS = 30
-"""Lines shorter than this (a bare `Traceback`, a banner) say nothing of which failure a log is."""
-
-
-def _telling_lines(log: Path) -> set[str]:
-    text = log.read_text(encoding="utf-8", errors="replace")
-    return {line.strip() for line in text.splitlines() if len(line.strip()) >= TELLING_CHARS}
-
-
-def _repeated(lines: set[str], by_line: dict[str, set[str]]) -> str | None:
-    """The case whose log holds REPEAT_SHARE of these lines, if one does."""
-    shared: dict[str, int] = {}
-    for line in lines:
-        for case in by_line.get(line, ()):
-            shared[case] = shared.get(case, 0) + 1
-    best = max(shared, key=shared.__getitem__, default=None)
-    return best if best is not None and shared[best] >= REPEAT_SHARE * len(lines) else None
-
-
 def _repo_of(url: str) -> str:
     parts = url.split("/")
     return f"{parts[3]}/{parts[4]}" if len(parts) > 4 else "?"
@@ -108,10 +86,7 @@ def main() -> None:
     sources: list[tuple[Path, Path, str]] = [(d / "cases.yaml", d / "logs", "mined") for d in args.mined]
     if args.dev:
         sources.append((args.dev / "cases.yaml", args.dev, "shared-dev"))
-    by_line: dict[str, set[str]] = {}
-    for case in cases:
-        for line in _telling_lines(CORPUS / "logs" / case["log_file"]):
-            by_line.setdefault(line, set()).add(case["id"])
+    logs = LogIndex((case["id"], telling_lines(CORPUS / "logs" / case["log_file"])) for case in cases)
     added = 0
     for labels, logs, origin in sources:
         for row in yaml.safe_load(labels.read_text(encoding="utf-8")) or []:
@@ -119,13 +94,12 @@ def main() -> None:
             log = logs / row["log_file"]
             if _norm(url) in seen or row["id"] in ids or not log.is_file() or log.stat().st_size == 0:
                 continue
-            lines = _telling_lines(log)
-            repeated = _repeated(lines, by_line) if lines else None
+            lines = telling_lines(log)
+            repeated = logs.twin(row["id"], lines)
             if repeated is not None:
-                print(f"skipped {row['id']}: its log repeats that of {repeated}")
+                print(f"skipped {row['id']}: its log repeats that of {repeated} (see triage.kbtools.twins)")
                 continue
-            for line in lines:
-                by_line.setdefault(line, set()).add(row["id"])
+            logs.add(row["id"], lines)
             seen.add(_norm(url))
             ids.add(row["id"])
             row = dict(row)
