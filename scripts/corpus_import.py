@@ -5,7 +5,7 @@ and nobody chooses it: about 40% of threads go to `test`. Threads the KB was wri
 by an entry) and the shared dev set are `train` by construction. A case that is already in the
 corpus keeps its split (a studied test case is moved to train by editing cases.yaml, never back).
 
-    python scripts/corpus_import.py MINED_DIR [MINED_DIR ...] [--dev ../shared/logs/dev]
+    python scripts/corpus_import.py MINED_DIR [MINED_DIR ...] [--dev ../shared/logs/dev] [--corpus DIR]
 """
 
 from __future__ import annotations
@@ -76,9 +76,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mined", nargs="*", type=Path)
     parser.add_argument("--dev", type=Path, help="the shared dev set: joins as train")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help=f"the corpus to add to (default {CORPUS})")
     args = parser.parse_args()
-    (CORPUS / "logs").mkdir(parents=True, exist_ok=True)
-    cases_path = CORPUS / "cases.yaml"
+    corpus = args.corpus
+    (corpus / "logs").mkdir(parents=True, exist_ok=True)
+    cases_path = corpus / "cases.yaml"
     cases = yaml.safe_load(cases_path.read_text(encoding="utf-8")) if cases_path.is_file() else []
     seen = {_norm(c["source"]) for c in cases}
     ids = {c["id"] for c in cases}
@@ -86,7 +88,7 @@ def main() -> None:
     sources: list[tuple[Path, Path, str]] = [(d / "cases.yaml", d / "logs", "mined") for d in args.mined]
     if args.dev:
         sources.append((args.dev / "cases.yaml", args.dev, "shared-dev"))
-    logs = LogIndex((case["id"], telling_lines(CORPUS / "logs" / case["log_file"])) for case in cases)
+    corpus_logs = LogIndex((case["id"], telling_lines(corpus / "logs" / case["log_file"])) for case in cases)
     added = 0
     for labels, logs, origin in sources:
         for row in yaml.safe_load(labels.read_text(encoding="utf-8")) or []:
@@ -95,11 +97,11 @@ def main() -> None:
             if _norm(url) in seen or row["id"] in ids or not log.is_file() or log.stat().st_size == 0:
                 continue
             lines = telling_lines(log)
-            repeated = logs.twin(row["id"], lines)
+            repeated = corpus_logs.twin(row["id"], lines)
             if repeated is not None:
                 print(f"skipped {row['id']}: its log repeats that of {repeated} (see triage.kbtools.twins)")
                 continue
-            logs.add(row["id"], lines)
+            corpus_logs.add(row["id"], lines)
             seen.add(_norm(url))
             ids.add(row["id"])
             row = dict(row)
@@ -107,7 +109,7 @@ def main() -> None:
             row["origin"] = origin
             row["split"] = "train" if origin == "shared-dev" else split_of(url, cited)
             row["log_file"] = f"{row['id']}.log"
-            shutil.copyfile(log, CORPUS / "logs" / row["log_file"])
+            shutil.copyfile(log, corpus / "logs" / row["log_file"])
             cases.append({key: row[key] for key in FIELDS if key in row})
             added += 1
     cases.sort(key=lambda c: (c["split"], c["category"], c["id"]))
