@@ -1,4 +1,5 @@
-"""scripts/corpus_import.py run for real on a corpus of its own: the split it gives, and the twins it skips."""
+"""Logs that repeat one another (`triage.kbtools.twins`), and scripts/corpus_import.py run for real on a
+corpus of its own: the split it gives, and the twins it skips."""
 
 from __future__ import annotations
 
@@ -9,9 +10,27 @@ from pathlib import Path
 import yaml
 
 from tests.conftest import ROOT
+from triage.kbtools.twins import LogIndex, telling_lines
 
 ERROR = "RuntimeError: No backend type associated with device type cpu (ProcessGroup.cpp:112)"
 FRAME = '  File "/usr/lib/python3.10/site-packages/torch/distributed/c10d.py", line 3, in all_reduce'
+
+
+def test_a_log_that_repeats_another_is_its_twin(tmp_path):
+    logs = {
+        "issue": [FRAME, ERROR],
+        "fix-pr": ["Traceback (most recent call last):", FRAME, ERROR],
+        "same-stack-other-error": [FRAME, "ValueError: the learning rate schedule needs a warm-up of 100 steps"],
+        "unrelated": ["ValueError: the learning rate schedule needs a warm-up of 100 steps, got 10 in config"],
+    }
+    for name, text in logs.items():
+        (tmp_path / name).write_text("\n".join(text) + "\n")
+    lines = {name: telling_lines(tmp_path / name) for name in logs}
+    index = LogIndex(lines.items())
+    assert index.twin("issue", lines["issue"]) == "fix-pr"
+    # Frames of one stack are no twin without the error line: another failure raised from the same place.
+    assert index.twin("same-stack-other-error", lines["same-stack-other-error"]) is None
+    assert index.twin("unrelated", lines["unrelated"]) is None
 
 
 def _mined(folder: Path, cases: dict[str, list[str]]) -> Path:

@@ -226,27 +226,6 @@ def test_no_test_log_repeats_a_train_log(cases):
     assert not [pair for pair in twins if pair[1] is not None]
 
 
-def test_a_log_that_repeats_another_is_its_twin(tmp_path):
-    from triage.kbtools.twins import LogIndex, telling_lines
-
-    error = "RuntimeError: No backend type associated with device type cpu (ProcessGroup.cpp:112)"
-    frames = [f'  File "/usr/lib/python3.10/site-packages/torch/distributed/c10d.py", line {n}, in f' for n in (1, 2)]
-    logs = {
-        "issue": [*frames, error],
-        "fix-pr": ["Traceback (most recent call last):", *frames, error],
-        "same-stack-other-error": [*frames, "ValueError: the learning rate schedule needs a warm-up of 100 steps"],
-        "unrelated": ["ValueError: the learning rate schedule needs a warm-up of 100 steps, got 10 in config"],
-    }
-    for name, text in logs.items():
-        (tmp_path / name).write_text("\n".join(text) + "\n")
-    lines = {name: telling_lines(tmp_path / name) for name in logs}
-    index = LogIndex(lines.items())
-    assert index.twin("issue", lines["issue"]) == "fix-pr"
-    # Frames of one stack are no twin without the error line: another failure raised from the same place.
-    assert index.twin("same-stack-other-error", lines["same-stack-other-error"]) is None
-    assert index.twin("unrelated", lines["unrelated"]) is None
-
-
 def test_leave_thread_out_switches_off_the_entries_that_cite_the_thread(engine_kb, cases):
     from triage.kbtools.evaluate import entries_citing
 
