@@ -68,6 +68,33 @@ def test_a_causes_own_category_must_be_a_known_one(tmp_path):
     assert "cause 'rejected-op'" in finding.message and "'unsupported'" in finding.message
 
 
+@pytest.mark.parametrize(
+    ("evidence", "flagged"),
+    [
+        ("dcmi module initiali", True),  # a stem: cause evidence counts as whole words, so never on 'initialize'
+        ("SetDevice", True),  # inside 'rtSetDevice'
+        ("dcmi module initiali[sz]e", False),
+        ("(?:aclrt|rt)?SetDevice", False),
+    ],
+)
+def test_cause_evidence_that_finds_an_example_only_inside_a_word_is_an_error(tmp_path, evidence, flagged):
+    marker = "ZQX-STEM synthetic failure"
+    data = entry_data(
+        "stem-evidence",
+        causes=[{"id": "device-not-passed", "title": "T", "prior": 1.0, "evidence": [{"regex": evidence}]}],
+        examples={
+            "match": [f"RuntimeError: {marker}\ndcmi module initialize failed. rtSetDevice execute failed"],
+            "no_match": ["step 1 | loss 0.5"],
+        },
+    )
+    data["signatures"] = [{"text": marker, "weight": 3}]
+    write_entry(tmp_path, data)
+    found = errors_of(validate(tmp_path), "cause_evidence_words")
+    assert bool(found) is flagged
+    if flagged:
+        assert "cause 'device-not-passed'" in found[0].message and "only inside a word" in found[0].message
+
+
 def test_catastrophic_regex_is_rejected_with_its_line(tmp_path):
     data = entry_data("bad-regex")
     data["signatures"].append({"regex": "(a+)+$"})

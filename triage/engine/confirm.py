@@ -42,6 +42,16 @@ def confirm(signature: CompiledSignature, text: str) -> re.Match[str] | None:
     return None
 
 
+def only_inside_words(source: str, text: str) -> str | None:
+    """What a cause's evidence pattern finds in `text` when it finds it only inside words, where it never
+    counts (a stem written for a word: `initiali` for `initialize`, `SetDevice` in `rtSetDevice`); None
+    when it counts there or finds nothing. For `triage kb validate`, on the entry's own examples."""
+    found = list(_cause_regex(source).finditer(text))
+    if not found or any(_whole_words(text, match) for match in found):
+        return None
+    return found[0].group()
+
+
 def error_context(text: str) -> bool:
     """Whether a number on this line may be an error code."""
     gated = gate_text(text)

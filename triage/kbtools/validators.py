@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from triage.engine.confirm import only_inside_words
 from triage.kb.loader import entry_regexes
 from triage.kb.models import CATEGORIES, Entry
 from triage.kb.paths import shipped_kb_dir
@@ -315,6 +316,24 @@ class HarmlessCauseLinesValidator(HarmlessLinesValidator):
     causes = True
 
 
+class CauseEvidenceWordsValidator(Validator):
+    name = "cause_evidence_words"
+    description = (
+        "a cause's evidence pattern that finds a line of the entry's examples only inside a word: cause evidence "
+        "counts as whole words, so it never counts there (spell the word out: initiali[sz]e, (?:aclrt|rt)?SetDevice)"
+    )
+
+    def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
+        lines = [line for example in target.entry.examples.match for line in example.splitlines()]
+        for index, cause in enumerate(target.entry.causes):
+            for number, evidence in enumerate(cause.evidence):
+                source = evidence.regex or (re.escape(evidence.text) if evidence.text else None)
+                inside = next((found for line in lines if source and (found := only_inside_words(source, line))), None)
+                if inside is not None:
+                    message = f"cause '{cause.id}' evidence finds {inside!r} only inside a word of an example"
+                    yield self.finding(target, message, "causes", index, "evidence", number)
+
+
 def _cause_index(entry: Entry, cause: str) -> int:
     return next(index for index, known in enumerate(entry.causes) if known.id == cause)
 
@@ -352,6 +371,7 @@ VALIDATORS: tuple[type[Validator], ...] = (
     HoneypotValidator,
     HarmlessLinesValidator,
     HarmlessCauseLinesValidator,
+    CauseEvidenceWordsValidator,
     ExclusionNamesValidator,
 )
 # file_name too: the loader refuses such a file whatever the entry says, so skipping the check would
