@@ -269,7 +269,7 @@ class CompiledKB:
 def _compile_signature(
     index: int, entry_index: int, cause: str | None, sig: Signature, *, against: bool = False, off: bool = False
 ) -> CompiledSignature:
-    regex_source = re.escape(sig.text) if sig.text is not None else sig.regex
+    regex_source = sig.regex_source
     extract: list[tuple[str, str | None, ExtractKind]] = []
     if regex_source is not None and "(?P<" in regex_source:  # compiling a thousand regexes costs seconds
         groups = re.compile(regex_source).groupindex

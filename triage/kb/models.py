@@ -165,6 +165,11 @@ class Signature(_Strict):
     def pattern(self) -> str:
         return self.text or self.regex or self.fuzzy or ""
 
+    @property
+    def regex_source(self) -> str | None:
+        """The regex a line is searched with: `regex` as written, `text` escaped; None for `fuzzy`."""
+        return re.escape(self.text) if self.text is not None else self.regex
+
 
 class Condition(_Strict):
     """A comparison of extracted values, e.g. reserved > 1.5 * allocated. Data, never code."""

@@ -327,7 +327,7 @@ class CauseEvidenceWordsValidator(Validator):
         lines = [line for example in target.entry.examples.match for line in example.splitlines()]
         for index, cause in enumerate(target.entry.causes):
             for number, evidence in enumerate(cause.evidence):
-                source = evidence.regex or (re.escape(evidence.text) if evidence.text else None)
+                source = evidence.regex_source
                 inside = next((found for line in lines if source and (found := only_inside_words(source, line))), None)
                 if inside is not None:
                     message = f"cause '{cause.id}' evidence finds {inside!r} only inside a word of an example"
