@@ -44,14 +44,18 @@ class LogIndex:
     def twin(self, name: str, lines: set[str], among: Callable[[str], bool] = lambda _: True) -> str | None:
         """The log (of those `among` accepts, `name` aside) that prints REPEAT_SHARE of this log's own
         lines, if one does; `lines` are those of the log `name`, indexed or not."""
-        own = [line for line in lines if len(self._by_line.get(line, set()) - {name}) <= SHARED_BY]
+        own = 0
         shared: dict[str, int] = {}
         errors: set[str] = set()
-        for line in own:
-            for other in self._by_line.get(line, set()) - {name}:
-                if among(other):
-                    shared[other] = shared.get(other, 0) + 1
-                    if other not in errors and error_kind(line) is not None:
-                        errors.add(other)
-        repeated = [other for other in errors if shared[other] >= REPEAT_SHARE * len(own)]
+        for line in lines:
+            others = self._by_line.get(line, set()) - {name}
+            if len(others) > SHARED_BY:
+                continue
+            own += 1
+            kept = [other for other in others if among(other)]
+            for other in kept:
+                shared[other] = shared.get(other, 0) + 1
+            if kept and error_kind(line) is not None:
+                errors.update(kept)
+        repeated = [other for other in errors if shared[other] >= REPEAT_SHARE * own]
         return max(repeated, key=lambda other: (shared[other], other), default=None)
