@@ -1,4 +1,4 @@
-"""Errors that name what is missing: the name read from each template, and the cause it leads with."""
+"""Errors that name what they are about: the name read from each template, and the cause it leads with."""
 
 from __future__ import annotations
 
@@ -36,6 +36,38 @@ REAL = [
     ("ModuleNotFoundError: No module named 'torch_npu._C'", NamedFailure("module", "torch_npu._C")),
     ("NameError: name 'allow_same_symbol_in_index' is not defined", NamedFailure("name", "allow_same_symbol_in_index")),
     ("KeyError: 'visual.merger.linear_fc1.weight'", NamedFailure("key", "visual.merger.linear_fc1.weight")),
+    (
+        'Environment variable [HCCL_IF_IP] is invalid. Reason: it should be "ip[%ifname]".',
+        NamedFailure("env", "HCCL_IF_IP"),
+    ),
+    (
+        "Config_Error_Invalid_Environment_Variable(EI0001): Value 1000 for environment variable HCCL_RDMA_SL is "
+        "invalid. Expected value: [0, 7]",
+        NamedFailure("env", "HCCL_RDMA_SL"),
+    ),
+    (
+        "[InitGroupStage][EnvConfig]set ifname to [abc] by HCCL_SOCKET_IFNAME, but not found",
+        NamedFailure("env", "HCCL_SOCKET_IFNAME"),
+    ),
+    (
+        "zmq.error.ZMQError: Address already in use (addr='tcp://x.x.x.x:30012')",
+        NamedFailure("address", "tcp://x.x.x.x:30012"),
+    ),
+    ("OSError: [Errno 98] Address already in use", NamedFailure("address", "its port")),
+    (
+        "OSError: [Errno 30] Read-only file system: '/data0/pd/benchsite-releases/31b4584/third_party/cann-bench/reports'",
+        NamedFailure("unwritable", "/data0/pd/benchsite-releases/31b4584/third_party/cann-bench/reports"),
+    ),
+    (
+        '[rank5]: \tMissing key(s) in state_dict: "model.language_model.layers.0.mlp.experts.lora_A.default.weight", '
+        '"model.language_model.layers.0.mlp.experts.lora_B.default.weight"',
+        NamedFailure("checkpoint", "model.language_model.layers.0.mlp.experts.lora_A.default.weight"),
+    ),
+    (
+        "size mismatch for visual.merger.mlp.0.weight: copying a param with shape torch.Size([5120, 5120]) from "
+        "checkpoint, the shape in current model is torch.Size([3584, 5120]).",
+        NamedFailure("checkpoint", "visual.merger.mlp.0.weight"),
+    ),
 ]
 
 
@@ -50,6 +82,9 @@ def test_each_template_gives_its_name_and_owner(message, expected):
         "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB",
         "KeyError",  # a bare KeyError names nothing
         "ValueError: The size of tensor a (40) must match the size of tensor b (80)",
+        "set ifname to [eth0] by default, but not found",  # no variable named
+        "[Errno 2] No such file or directory: '/data/model'",
+        "PermissionError: [Errno 13] Permission denied: '/dev/davinci0'",  # a device node: the user's group
     ],
 )
 def test_other_errors_name_nothing(message):
@@ -89,3 +124,12 @@ def test_a_known_failure_about_the_same_name_keeps_what_its_thread_found(scan_te
     # vllm-project/vllm-ascend#11661 (a train case) printed this very name: its root cause stands.
     guess = _guess(scan_text, "attention_type")
     assert guess.causes[0].id.startswith("as-reported-") and "attention_type" in guess.causes[0].title
+
+
+def test_a_family_rule_leads_with_the_name_its_line_gives(scan_text):
+    # A family rule knows the kind (an API one side changed), the line which API: that leads its causes.
+    result = scan_text("TypeError: _pad() got an unexpected keyword argument 'padding_side'\n")
+    top = result.diagnoses[0]
+    assert top.family and top.id == "family-api-version-skew"
+    assert top.causes[0].id == CAUSE_ID and "`padding_side`" in top.causes[0].title
+    assert top.causes[1:] and abs(sum(cause.probability for cause in top.causes) - 1.0) < 0.01

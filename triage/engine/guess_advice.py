@@ -39,11 +39,6 @@ own: leave-thread-out on the train split, 43 of the 86 guesses of the right fami
 causes. Together they are worth this much; the rest is "not known", listed last, since the lent causes
 still say more than nothing."""
 REPORTED_PRECISION = 0.55
-NAMED_PROBABILITY = 0.5
-"""What the name of an error that names what is missing is worth as its cause, ahead of causes lent
-from failures that printed the same template about another name. Leave-thread-out on the train split
-it led on 36 guesses and was the thread's cause on 7 of the 10 that a confirmed fix judges: too few to
-set it by, so it stays at an even share with what it leads."""
 NAMED_REPORTED_PRECISION = 0.9
 """How often a lent root cause is the failure's own: leave-thread-out on the train split, where the
 guessed family is right, 20 of 36 when the two logs' error lines share only common words (an
@@ -99,7 +94,7 @@ def _lent_advice(
         named = None  # the failure lent from is about the same name: what it found stands
     suspect, update = culprit_advice([line for _, line in unclaimed.frames], lead.line, context)
     if named is not None:
-        return _named_first(named, causes), _named_fixes(named, update), ""
+        return named.first_of(causes), _named_fixes(named, update), ""
     if fixes:
         lent = f"Its causes and fixes are those of {kb.entries[borrowed].id}." if borrowed is not None else ""
         return causes, fixes + update, lent
@@ -125,15 +120,6 @@ def _named_fixes(named: NamedFailure, update: list[FixResult]) -> list[FixResult
     fixes for `main_grad` missing say nothing of `to_local` missing."""
     fix = named.fix()
     return update + ([fix] if fix is not None else [])
-
-
-def _named_first(named: NamedFailure, causes: list[CauseResult]) -> list[CauseResult]:
-    """The causes with what the error's name means first, the others' shares scaled down to the rest
-    (lent from a failure about another name, or "not known")."""
-    rest = 1.0 - NAMED_PROBABILITY
-    return [named.cause(NAMED_PROBABILITY)] + [
-        replace(cause, probability=round(cause.probability * rest, 3)) for cause in causes
-    ]
 
 
 def _rule_by_id(kb: CompiledKB, rule: str | None) -> tuple[int, float | None] | None:

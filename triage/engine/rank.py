@@ -11,6 +11,7 @@ from triage.engine.context import JobContext
 from triage.engine.correlate import FAILURE_SEVERITIES
 from triage.engine.culprit import culprit_advice
 from triage.engine.evidence import EntryEvidence
+from triage.engine.named import named_failure
 from triage.engine.safety_net import diagnose_unclaimed, second_opinion
 from triage.engine.stalls import stalled_on
 from triage.engine.suggested import suggested_fixes
@@ -128,9 +129,9 @@ def diagnose(
         confidence = min(confidence, GENERIC_MAX_CONFIDENCE)
     if entry.family:
         confidence = min(confidence, FAMILY_MAX_CONFIDENCE)
-    causes = rank_causes(kb, entry, evidence, context)
-    update = None
     listed = evidence.lines
+    causes = _named_first(entry, listed, rank_causes(kb, entry, evidence, context))
+    update = None
     if frames is not None and any(fix.get("culprit") for fix in entry.fixes):
         update = next(iter(culprit_advice(frames, listed[0] if listed else None, context)[1]), None)
     fixes, notes = order_fixes(list(entry.fixes), causes, context, update)
@@ -159,6 +160,14 @@ def diagnose(
         fix_notes=notes,
         family=entry.family,
     )
+
+
+def _named_first(entry: EntryCard, listed: list[EvidenceLine], causes: list[CauseResult]) -> list[CauseResult]:
+    """A family rule knows the kind of failure, its first line what failed (see `triage.engine.named`):
+    that leads. Not a module that is missing: the rules for those tell a missing package from a
+    missing submodule themselves."""
+    named = named_failure(listed[0].text) if entry.family and listed else None
+    return causes if named is None or named.kind == "module" else named.first_of(causes)
 
 
 def _category_of(entry: EntryCard, causes: list[CauseResult]) -> str:
