@@ -26,6 +26,11 @@ REAL = [
         NamedFailure("missing", "'interpolation'", "npu_wrapper_preprocess.<locals>._preprocess"),
     ),
     (
+        "TypeError: init_multi_process_env() takes from 3 to 7 positional arguments but 8 were given",
+        NamedFailure("arity", "init_multi_process_env", "init_multi_process_env"),
+    ),
+    ("TypeError: cast() got multiple values for argument '_semantic'", NamedFailure("twice", "_semantic", "cast")),
+    (
         "ImportError: cannot import name 'CUDAGraphMode' from 'vllm.config' (/vllm-workspace/vllm/vllm/config.py)",
         NamedFailure("import", "CUDAGraphMode", "vllm.config"),
     ),

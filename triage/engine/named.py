@@ -28,7 +28,7 @@ set it by, so it stays at an even share with what it leads."""
 class NamedFailure:
     kind: str
     """Which template: attribute, module-attribute, none-attribute, keyword, missing, key, name, import (shadowed
-    where the module is found as a bare directory), module; env, address, unwritable, checkpoint."""
+    where the module is found as a bare directory), module, arity, twice; env, address, unwritable, checkpoint."""
     name: str
     owner: str = ""
     """What lacks it: the object's type, the function, the module (empty where the template names none)."""
@@ -75,6 +75,8 @@ _TITLES = {
     ),
     "keyword": f"`{{owner}}()` takes no argument `{{name}}`: {_SKEW}",
     "missing": f"`{{owner}}()` is called without {{name}}: {_SKEW}",
+    "arity": f"`{{owner}}()` is called with more positional arguments than it takes: {_SKEW}",
+    "twice": f"`{{owner}}()` gets `{{name}}` twice (by position and by name): {_SKEW}",
     "key": (
         "The key `{name}` is missing where the code looks it up: a checkpoint, config or mapping of another "
         "model or release than the code expects"
@@ -146,6 +148,8 @@ _FIXES = {
     "module-attribute": ("Put `{owner}` and the code that uses `{name}` in step", _IN_STEP),
     "keyword": ("Put `{owner}()` and its caller in step", _IN_STEP),
     "missing": ("Put `{owner}()` and its caller in step", _IN_STEP),
+    "arity": ("Put `{owner}()` and its caller in step", _IN_STEP),
+    "twice": ("Put `{owner}()` and its caller in step", _IN_STEP),
     "import": ("Install the release of `{owner}` that has `{name}`", _IN_STEP),
     "shadowed": (
         "Import `{owner}` from its installed package",
@@ -196,6 +200,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             rf"{_CALLABLE}\(\) missing \d+ required (?:positional |keyword-only )?arguments?: ('[^']+'(?:,? (?:and )?'[^']+')*)"
         ),
     ),
+    (
+        "arity",
+        re.compile(
+            rf"{_CALLABLE}\(\) takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given"
+        ),
+    ),
+    ("twice", re.compile(rf"{_CALLABLE}\(\) got multiple values for (?:keyword )?argument {_QUOTED}")),
     ("import", re.compile(rf"cannot import name {_QUOTED} from {_QUOTED}")),
     ("module", re.compile(rf"No module named {_QUOTED}")),
     ("name", re.compile(rf"\bname {_QUOTED} is not defined")),
@@ -237,6 +248,8 @@ def named_failure(message: str) -> NamedFailure | None:
             # `(unknown location)`: a namespace package, the directory and not the installed package.
             shadowed = message.startswith(" (unknown location)", found.end())
             return NamedFailure("shadowed" if shadowed else kind, groups[0], groups[1])
+        if kind == "arity":
+            return NamedFailure(kind, groups[0], groups[0])
         if len(groups) == 1:
             return NamedFailure(kind, groups[0])
         owner, name = groups
