@@ -49,7 +49,11 @@ CORPUS = ROOT / "logs_samples" / "real"
 # The family rule for collectives given a non-contiguous tensor (public threads and the torch_npu
 # troubleshooting page) added its words to the catch-all's family in the guess's word model: one test
 # guess then lent another cause (33 -> 32 of 139 causes); the case was not read.
-TEST_FLOOR = {"top1": 0.66, "top3": 0.84, "no_diagnosis": 0.056, "top_cause_right": 0.19, "fix_in_first_two": 0.154}
+TEST_FLOOR = {"top1": 0.66, "top3": 0.84, "no_diagnosis": 0.056, "top_cause_right": 0.22, "fix_in_first_two": 0.154}
+# Session 41: named templates for an environment variable a release rejects, an address in use, a path the
+# job cannot write and a checkpoint key the model lacks, and a family rule's causes led by the name its
+# line gives (chosen leave-thread-out on train: causes 92 -> 99 of 347): test causes 40 of 206 -> 46 of
+# 207, fixes 35 of 207; 3 blind cases joined (2 named right when first scanned): 66.6% / 84.5% / 5.4% of 670.
 # Session 40: 18 blind failure cases joined (8 named right when first scanned, 13 in the top three, 3 with
 # no diagnosis): 66.5% / 85.0% / 5.2% of 686 (66.9% / 85.2% / 5.0% of 676 before the last 10); buried,
 # 65.7% / 83.7% / 4.2%. Then 19 test logs that repeat a train log (`triage.kbtools.twins`: an issue and its
