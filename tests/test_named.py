@@ -138,3 +138,17 @@ def test_a_family_rule_leads_with_the_name_its_line_gives(scan_text):
     assert top.family and top.id == "family-api-version-skew"
     assert top.causes[0].id == CAUSE_ID and "`padding_side`" in top.causes[0].title
     assert top.causes[1:] and abs(sum(cause.probability for cause in top.causes) - 1.0) < 0.01
+
+
+def test_a_setting_the_job_gave_is_fixed_before_any_update(scan_text):
+    # The port is the job's own: no release of the package that raised the error frees it.
+    result = scan_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/site-packages/vllm/entrypoints/openai/api_server.py", line 1060, in run_server\n'
+        "    sock.bind(addr)\n"
+        "OSError: [Errno 98] Address already in use (addr='0.0.0.0:8000')\n"
+    )
+    guess = next(d for d in result.diagnoses if d.id == "unrecognised-error")
+    assert guess.causes[0].id == CAUSE_ID and "0.0.0.0:8000" in guess.causes[0].title
+    fixes = [fix.title for fix in guess.fixes if fix.kind == "fix"]
+    assert fixes[0] == "Free the port, or give this instance its own"

@@ -13,7 +13,7 @@ from triage.engine.advice import declared_stacks, order_fixes
 from triage.engine.compiled import CompiledKB
 from triage.engine.context import GROUPS, JobContext, parse_stack
 from triage.engine.culprit import culprit_advice
-from triage.engine.named import NamedFailure, named_failure
+from triage.engine.named import SETUP_KINDS, NamedFailure, named_failure
 from triage.engine.nearest import Guess, ReportedCase
 from triage.engine.normalize import template
 from triage.engine.suggested import suggested_fixes
@@ -116,10 +116,13 @@ def _lent_advice(
 
 def _named_fixes(named: NamedFailure, update: list[FixResult]) -> list[FixResult]:
     """The fixes for an error that names what is missing: updating the package that raised it, then
-    what its template says. Fixes lent from failures about another name are not offered: a family's
-    fixes for `main_grad` missing say nothing of `to_local` missing."""
+    what its template says (first, where the name is the job's own setting, path or port, which no
+    release of the package changes). Fixes lent from failures about another name are not offered: a
+    family's fixes for `main_grad` missing say nothing of `to_local` missing."""
     fix = named.fix()
-    return update + ([fix] if fix is not None else [])
+    if fix is None:
+        return update
+    return [fix, *update] if named.kind in SETUP_KINDS else [*update, fix]
 
 
 def _rule_by_id(kb: CompiledKB, rule: str | None) -> tuple[int, float | None] | None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from triage.results import CauseResult, FixResult, replace
 
 CAUSE_ID = "named-mismatch"
+SETUP_KINDS = frozenset({"env", "address", "unwritable"})
+"""Templates whose name is the job's own setting, port or path, not a package's API."""
 NAMED_PROBABILITY = 0.5
 """What the name of an error that names what is missing is worth as its cause, ahead of causes lent
 from failures that printed the same template about another name. Leave-thread-out on the train split
