@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from triage.results import CauseResult, FixResult, replace
 
@@ -192,55 +193,60 @@ _QUOTED = r"['\"]([^'\"]{1,120})['\"]"
 _CALLABLE = r"(?<![\w.<>])([\w.<>]+)"
 """A callable's name, read from its start only: from each character of a long run of word characters
 not followed by `()`, the search read the rest of the run (a 16 KB message: 1.7 s)."""
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("module-attribute", re.compile(rf"\bmodule {_QUOTED} has no attribute {_QUOTED}")),
-    ("attribute", re.compile(rf"(?:type object )?{_QUOTED} object has no attribute {_QUOTED}")),
-    ("keyword", re.compile(rf"{_CALLABLE}\(\) got an unexpected keyword argument {_QUOTED}")),
-    (
-        "missing",
-        re.compile(
-            rf"{_CALLABLE}\(\) missing \d+ required (?:positional |keyword-only )?arguments?: ('[^']+'(?:,? (?:and )?'[^']+')*)"
+
+
+@cache
+def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each template, with the owner's group first where it names one (the import's name comes first);
+    compiled at the first error line a family rule or a guess reads, which most scans never reach."""
+    return (
+        ("module-attribute", re.compile(rf"\bmodule {_QUOTED} has no attribute {_QUOTED}")),
+        ("attribute", re.compile(rf"(?:type object )?{_QUOTED} object has no attribute {_QUOTED}")),
+        ("keyword", re.compile(rf"{_CALLABLE}\(\) got an unexpected keyword argument {_QUOTED}")),
+        (
+            "missing",
+            re.compile(
+                rf"{_CALLABLE}\(\) missing \d+ required (?:positional |keyword-only )?arguments?: ('[^']+'(?:,? (?:and )?'[^']+')*)"
+            ),
         ),
-    ),
-    (
-        "arity",
-        re.compile(
-            rf"{_CALLABLE}\(\) takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given"
+        (
+            "arity",
+            re.compile(
+                rf"{_CALLABLE}\(\) takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given"
+            ),
         ),
-    ),
-    ("twice", re.compile(rf"{_CALLABLE}\(\) got multiple values for (?:keyword )?argument {_QUOTED}")),
-    ("import", re.compile(rf"cannot import name {_QUOTED} from {_QUOTED}")),
-    ("module", re.compile(rf"No module named {_QUOTED}")),
-    ("name", re.compile(rf"\bname {_QUOTED} is not defined")),
-    ("key", re.compile(rf"\bKeyError: {_QUOTED}")),
-    (
-        "env",
-        re.compile(
-            r"\b[Ee]nvironment variable \[?([A-Z][A-Z0-9_]{2,})\]? (?:is )?(?:invalid|illegal|not (?:valid|supported))"
-            r"|\bby ([A-Z][A-Z0-9_]{2,}), but not found"
+        ("twice", re.compile(rf"{_CALLABLE}\(\) got multiple values for (?:keyword )?argument {_QUOTED}")),
+        ("import", re.compile(rf"cannot import name {_QUOTED} from {_QUOTED}")),
+        ("module", re.compile(rf"No module named {_QUOTED}")),
+        ("name", re.compile(rf"\bname {_QUOTED} is not defined")),
+        ("key", re.compile(rf"\bKeyError: {_QUOTED}")),
+        (
+            "env",
+            re.compile(
+                r"\b[Ee]nvironment variable \[?([A-Z][A-Z0-9_]{2,})\]? (?:is )?(?:invalid|illegal|not (?:valid|supported))"
+                r"|\bby ([A-Z][A-Z0-9_]{2,}), but not found"
+            ),
         ),
-    ),
-    ("address", re.compile(r"\bAddress already in use\b(?:.{0,80}?([\w.:/-]*:\d{2,5}\b|\bport \d{2,5}))?")),
-    # Not a device node: a family rule knows what /dev/davinci* refused means (the user's group).
-    (
-        "unwritable",
-        re.compile(
-            r"\[Errno (?:30|13)\] (?:Read-only file system|Permission denied): ['\"](?!/dev/)([^'\"]{1,120})['\"]"
+        ("address", re.compile(r"\bAddress already in use\b(?:.{0,80}?([\w.:/-]*:\d{2,5}\b|\bport \d{2,5}))?")),
+        # Not a device node: a family rule knows what /dev/davinci* refused means (the user's group).
+        (
+            "unwritable",
+            re.compile(
+                r"\[Errno (?:30|13)\] (?:Read-only file system|Permission denied): ['\"](?!/dev/)([^'\"]{1,120})['\"]"
+            ),
         ),
-    ),
-    (
-        "checkpoint",
-        re.compile(
-            r"(?:Missing|Unexpected) key\(s\) in state_dict: \"([^\"]{1,200})\"|\bsize mismatch for ([\w.]{1,200}):"
+        (
+            "checkpoint",
+            re.compile(
+                r"(?:Missing|Unexpected) key\(s\) in state_dict: \"([^\"]{1,200})\"|\bsize mismatch for ([\w.]{1,200}):"
+            ),
         ),
-    ),
-)
-"""Each template, with the owner's group first where it names one (the import's name comes first)."""
+    )
 
 
 def named_failure(message: str) -> NamedFailure | None:
     """The template and name of an error message that names what is missing; None for any other."""
-    for kind, pattern in _PATTERNS:
+    for kind, pattern in _patterns():
         found = pattern.search(message)
         if found is None:
             continue
