@@ -195,53 +195,47 @@ _CALLABLE = r"(?<![\w.<>])([\w.<>]+)"
 not followed by `()`, the search read the rest of the run (a 16 KB message: 1.7 s)."""
 
 
+_TEMPLATES: tuple[tuple[str, str], ...] = (
+    ("module-attribute", rf"\bmodule {_QUOTED} has no attribute {_QUOTED}"),
+    ("attribute", rf"(?:type object )?{_QUOTED} object has no attribute {_QUOTED}"),
+    ("keyword", rf"{_CALLABLE}\(\) got an unexpected keyword argument {_QUOTED}"),
+    (
+        "missing",
+        rf"{_CALLABLE}\(\) missing \d+ required (?:positional |keyword-only )?arguments?: ('[^']+'(?:,? (?:and )?'[^']+')*)",
+    ),
+    (
+        "arity",
+        rf"{_CALLABLE}\(\) takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given",
+    ),
+    ("twice", rf"{_CALLABLE}\(\) got multiple values for (?:keyword )?argument {_QUOTED}"),
+    ("import", rf"cannot import name {_QUOTED} from {_QUOTED}"),
+    ("module", rf"No module named {_QUOTED}"),
+    ("name", rf"\bname {_QUOTED} is not defined"),
+    ("key", rf"\bKeyError: {_QUOTED}"),
+    (
+        "env",
+        r"\b[Ee]nvironment variable \[?([A-Z][A-Z0-9_]{2,})\]? (?:is )?(?:invalid|illegal|not (?:valid|supported))"
+        r"|\bby ([A-Z][A-Z0-9_]{2,}), but not found",
+    ),
+    ("address", r"\bAddress already in use\b(?:.{0,80}?([\w.:/-]*:\d{2,5}\b|\bport \d{2,5}))?"),
+    # Not a device node: a family rule knows what /dev/davinci* refused means (the user's group).
+    (
+        "unwritable",
+        r"\[Errno (?:30|13)\] (?:Read-only file system|Permission denied): ['\"](?!/dev/)([^'\"]{1,120})['\"]",
+    ),
+    (
+        "checkpoint",
+        r"(?:Missing|Unexpected) key\(s\) in state_dict: \"([^\"]{1,200})\"|\bsize mismatch for ([\w.]{1,200}):",
+    ),
+)
+"""Each template, with the owner's group first where it names one (the import's name comes first)."""
+
+
 @cache
 def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """Each template, with the owner's group first where it names one (the import's name comes first);
-    compiled at the first error line a family rule or a guess reads, which most scans never reach."""
-    return (
-        ("module-attribute", re.compile(rf"\bmodule {_QUOTED} has no attribute {_QUOTED}")),
-        ("attribute", re.compile(rf"(?:type object )?{_QUOTED} object has no attribute {_QUOTED}")),
-        ("keyword", re.compile(rf"{_CALLABLE}\(\) got an unexpected keyword argument {_QUOTED}")),
-        (
-            "missing",
-            re.compile(
-                rf"{_CALLABLE}\(\) missing \d+ required (?:positional |keyword-only )?arguments?: ('[^']+'(?:,? (?:and )?'[^']+')*)"
-            ),
-        ),
-        (
-            "arity",
-            re.compile(
-                rf"{_CALLABLE}\(\) takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given"
-            ),
-        ),
-        ("twice", re.compile(rf"{_CALLABLE}\(\) got multiple values for (?:keyword )?argument {_QUOTED}")),
-        ("import", re.compile(rf"cannot import name {_QUOTED} from {_QUOTED}")),
-        ("module", re.compile(rf"No module named {_QUOTED}")),
-        ("name", re.compile(rf"\bname {_QUOTED} is not defined")),
-        ("key", re.compile(rf"\bKeyError: {_QUOTED}")),
-        (
-            "env",
-            re.compile(
-                r"\b[Ee]nvironment variable \[?([A-Z][A-Z0-9_]{2,})\]? (?:is )?(?:invalid|illegal|not (?:valid|supported))"
-                r"|\bby ([A-Z][A-Z0-9_]{2,}), but not found"
-            ),
-        ),
-        ("address", re.compile(r"\bAddress already in use\b(?:.{0,80}?([\w.:/-]*:\d{2,5}\b|\bport \d{2,5}))?")),
-        # Not a device node: a family rule knows what /dev/davinci* refused means (the user's group).
-        (
-            "unwritable",
-            re.compile(
-                r"\[Errno (?:30|13)\] (?:Read-only file system|Permission denied): ['\"](?!/dev/)([^'\"]{1,120})['\"]"
-            ),
-        ),
-        (
-            "checkpoint",
-            re.compile(
-                r"(?:Missing|Unexpected) key\(s\) in state_dict: \"([^\"]{1,200})\"|\bsize mismatch for ([\w.]{1,200}):"
-            ),
-        ),
-    )
+    """The templates compiled, at the first error line a family rule or a guess reads (most scans never
+    reach one)."""
+    return tuple((kind, re.compile(source)) for kind, source in _TEMPLATES)
 
 
 def named_failure(message: str) -> NamedFailure | None:
