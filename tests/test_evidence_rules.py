@@ -359,3 +359,16 @@ def test_a_kernel_project_whose_sources_do_not_compile_is_a_compile_failure(scan
     missing = "/src/csrc/torch_binding.cpp:20:10: fatal error: acl/acl.h: No such file or directory\n"
     env = scan_text(missing).diagnoses[0]
     assert (env.category, env.causes[0].id) == ("env_version", "cann-not-sourced-for-build"), _odds(env)
+
+
+def test_a_name_that_leads_the_causes_leaves_the_category_to_the_rules_own_likeliest_cause(scan_text):
+    # The line's name leads the causes (`rank._named_first`); what the user meets is still decided by
+    # the rule's own likeliest cause: an op the chip's compiler rejects.
+    log = (
+        "triton.compiler.errors.CompilationError: TypeError: load() got an unexpected keyword argument 'care_padding'\n"
+        "error: 'hfusion.cumsum' op operand #0 must be ranked tensor of bfloat16 type or 16-bit float\n"
+    )
+    compile_failed = by_id(scan_text(log), "family-kernel-compile-failed")
+    assert compile_failed.causes[0].id == "named-mismatch" and "care_padding" in compile_failed.causes[0].title
+    assert compile_failed.causes[1].id == "compiler-unsupported", _odds(compile_failed)
+    assert compile_failed.category == "unsupported_op"

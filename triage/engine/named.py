@@ -239,7 +239,7 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
 
 
 def named_failure(message: str) -> NamedFailure | None:
-    """The template and name of an error message that names what is missing; None for any other."""
+    """The template and name of an error message that is a template around a name; None for any other."""
     for kind, pattern in _patterns():
         found = pattern.search(message)
         if found is None:

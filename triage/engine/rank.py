@@ -171,11 +171,11 @@ def _named_first(entry: EntryCard, listed: list[EvidenceLine], causes: list[Caus
 
 
 def _category_of(entry: EntryCard, causes: list[CauseResult]) -> str:
-    """The entry's category, unless its likeliest cause is a failure of another kind (the compile
-    failure whose compiler rejects the op's dtype is an unsupported op)."""
-    if not causes:
-        return entry.category
-    leading = next((cause for cause in entry.causes if cause.id == causes[0].id), None)
+    """The entry's category, unless its likeliest own cause (a name the line gives may lead, see
+    `_named_first`) is a failure of another kind (the compile failure whose compiler rejects the op's
+    dtype is an unsupported op)."""
+    own = {cause.id: cause for cause in entry.causes}
+    leading = next((own[cause.id] for cause in causes if cause.id in own), None)
     return leading.category if leading is not None and leading.category else entry.category
 
 
