@@ -217,7 +217,7 @@ _TEMPLATES: tuple[tuple[str, str], ...] = (
         r"\b[Ee]nvironment variable \[?([A-Z][A-Z0-9_]{2,})\]? (?:is )?(?:invalid|illegal|not (?:valid|supported))"
         r"|\bby ([A-Z][A-Z0-9_]{2,}), but not found",
     ),
-    ("address", r"\bAddress already in use\b(?:.{0,80}?([\w.:/-]*:\d{2,5}\b|\bport \d{2,5}))?"),
+    ("address", r"\bAddress already in use\b(?:.{0,80}?([\w.:/-]{0,80}:\d{2,5}\b|\bport \d{2,5}))?"),
     # Not a device node: a family rule knows what /dev/davinci* refused means (the user's group).
     (
         "unwritable",
@@ -238,8 +238,14 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple((kind, re.compile(source)) for kind, source in _TEMPLATES)
 
 
+MESSAGE_CHARS = 4096
+"""How much of a message the templates read: a template and its name open the message, and each
+template read a 1 MB line in 10-20 ms (the line cap, `scanner.MAX_LINE`)."""
+
+
 def named_failure(message: str) -> NamedFailure | None:
     """The template and name of an error message that is a template around a name; None for any other."""
+    message = message[:MESSAGE_CHARS]
     for kind, pattern in _patterns():
         found = pattern.search(message)
         if found is None:
