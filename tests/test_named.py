@@ -152,3 +152,16 @@ def test_a_setting_the_job_gave_is_fixed_before_any_update(scan_text):
     assert guess.causes[0].id == CAUSE_ID and "0.0.0.0:8000" in guess.causes[0].title
     fixes = [fix.title for fix in guess.fixes if fix.kind == "fix"]
     assert fixes[0] == "Free the port, or give this instance its own"
+
+
+def test_a_path_is_no_name_two_failures_share(scan_text):
+    # cann/cann-bench#154 (a train case) could not write its reports directory, another path: both read
+    # `<path>` once masked, which is no name they share, so this failure's own path leads.
+    result = scan_text(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/app/eval.py", line 12, in <module>\n'
+        "    open(out, 'w')\n"
+        "OSError: [Errno 30] Read-only file system: '/data0/reports/run1.json'\n"
+    )
+    guess = next(d for d in result.diagnoses if d.id == "unrecognised-error")
+    assert guess.causes[0].id == CAUSE_ID and "/data0/reports/run1.json" in guess.causes[0].title

@@ -167,8 +167,9 @@ class NeighbourIndex:
         return words & self._words_of(label)
 
     def names(self, label: str, name: str) -> bool:
-        """Whether the lines of a known failure (`case:<id>`, `entry:<id>`) hold every word of `name`."""
-        wanted = tokens(template(name))
+        """Whether the lines of a known failure (`case:<id>`, `entry:<id>`) hold every word of `name`;
+        not the placeholder of what the template masks (any two paths read `<path>`)."""
+        wanted = tokens(_PLACEHOLDER.sub(" ", template(name)))
         return bool(wanted) and wanted <= self._words_of(label)
 
     def _words_of(self, label: str) -> set[str]:
