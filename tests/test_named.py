@@ -103,15 +103,19 @@ def test_every_template_has_a_cause_that_names_it_and_most_a_fix():
         assert fix is None if named.kind == "none-attribute" else fix.addresses == [CAUSE_ID]
 
 
+def _guess_of_traceback(scan_text, frame: str, code: str, error: str):
+    """The safety net's guess for a one-frame traceback (`frame`: the file, line and function)."""
+    result = scan_text(f"Traceback (most recent call last):\n  File {frame}\n    {code}\n{error}\n")
+    return next(d for d in result.diagnoses if d.id == "unrecognised-error")
+
+
 def _guess(scan_text, attribute: str):
-    result = scan_text(
-        "Traceback (most recent call last):\n"
-        '  File "/usr/local/lib/python3.10/site-packages/vllm_ascend/ops/qwen2_decoder.py", line 88, in forward\n'
-        f"    mask = self.layers[0].{attribute}\n"
-        f"AttributeError: 'AscendQwen2DecoderLayer' object has no attribute '{attribute}'\n"
+    return _guess_of_traceback(
+        scan_text,
+        '"/usr/local/lib/python3.10/site-packages/vllm_ascend/ops/qwen2_decoder.py", line 88, in forward',
+        f"mask = self.layers[0].{attribute}",
+        f"AttributeError: 'AscendQwen2DecoderLayer' object has no attribute '{attribute}'",
     )
-    (guess,) = [d for d in result.diagnoses if d.id == "unrecognised-error"][:1]
-    return guess
 
 
 def test_a_name_no_known_failure_prints_leads_and_lent_fixes_for_other_names_are_dropped(scan_text):
@@ -140,28 +144,31 @@ def test_a_family_rule_leads_with_the_name_its_line_gives(scan_text):
     assert top.causes[1:] and abs(sum(cause.probability for cause in top.causes) - 1.0) < 0.01
 
 
-def test_a_setting_the_job_gave_is_fixed_before_any_update(scan_text):
-    # The port is the job's own: no release of the package that raised the error frees it.
-    result = scan_text(
-        "Traceback (most recent call last):\n"
-        '  File "/usr/local/lib/python3.10/site-packages/vllm/entrypoints/openai/api_server.py", line 1060, in run_server\n'
-        "    sock.bind(addr)\n"
-        "OSError: [Errno 98] Address already in use (addr='0.0.0.0:8000')\n"
-    )
-    guess = next(d for d in result.diagnoses if d.id == "unrecognised-error")
-    assert guess.causes[0].id == CAUSE_ID and "0.0.0.0:8000" in guess.causes[0].title
-    fixes = [fix.title for fix in guess.fixes if fix.kind == "fix"]
-    assert fixes[0] == "Free the port, or give this instance its own"
-
-
-def test_a_path_is_no_name_two_failures_share(scan_text):
-    # cann/cann-bench#154 (a train case) could not write its reports directory, another path: both read
-    # `<path>` once masked, which is no name they share, so this failure's own path leads.
-    result = scan_text(
-        "Traceback (most recent call last):\n"
-        '  File "/opt/app/eval.py", line 12, in <module>\n'
-        "    open(out, 'w')\n"
-        "OSError: [Errno 30] Read-only file system: '/data0/reports/run1.json'\n"
-    )
-    guess = next(d for d in result.diagnoses if d.id == "unrecognised-error")
-    assert guess.causes[0].id == CAUSE_ID and "/data0/reports/run1.json" in guess.causes[0].title
+@pytest.mark.parametrize(
+    ("frame", "code", "error", "name", "first_fix"),
+    [
+        # The port is the job's own: no release of the package that raised the error frees it, so the
+        # template's fix comes before vLLM's update.
+        (
+            '"/usr/local/lib/python3.10/site-packages/vllm/entrypoints/openai/api_server.py", line 1060, in run_server',
+            "sock.bind(addr)",
+            "OSError: [Errno 98] Address already in use (addr='0.0.0.0:8000')",
+            "0.0.0.0:8000",
+            "Free the port, or give this instance its own",
+        ),
+        # cann/cann-bench#154 (a train case) could not write its reports directory, another path: both
+        # read `<path>` once masked, which is no name they share, so this failure's own path leads.
+        (
+            '"/opt/app/eval.py", line 12, in <module>',
+            "open(out, 'w')",
+            "OSError: [Errno 30] Read-only file system: '/data0/reports/run1.json'",
+            "/data0/reports/run1.json",
+            "Write to a directory the job can write",
+        ),
+    ],
+    ids=["port-before-update", "a-path-is-no-shared-name"],
+)
+def test_the_jobs_own_setting_port_or_path_leads_a_guess(scan_text, frame, code, error, name, first_fix):
+    guess = _guess_of_traceback(scan_text, frame, code, error)
+    assert guess.causes[0].id == CAUSE_ID and name in guess.causes[0].title
+    assert [fix.title for fix in guess.fixes if fix.kind == "fix"][0] == first_fix
