@@ -49,7 +49,8 @@ def test_show_json_and_unknown_id(tmp_path, capsys):
 
 
 def test_stats_json_counts_user_entries(tmp_path, capsys):
-    write_entry(tmp_path, entry_data("user-entry", category="npu_oom"))
+    described = {"title": "Make the job smaller", "description": "Lower what one step holds."}
+    write_entry(tmp_path, entry_data("user-entry", category="npu_oom", fixes=[described]))
     _, base, _ = run(capsys, "kb", "stats", "--json")
     code, out, _ = run(capsys, "kb", "stats", "--json", "--kb", str(tmp_path))
     before, after = json.loads(base), json.loads(out)
@@ -61,6 +62,8 @@ def test_stats_json_counts_user_entries(tmp_path, capsys):
     # The shipped KB's fixes, and how many cite where they were confirmed.
     fixes = before["fixes"]
     assert fixes["fix"] > fixes["with_proof"] > 0 and fixes["diagnostic"] > 0
+    # A fix with nothing to copy (no command, setting or code) is counted, so that the count can only fall.
+    assert after["fixes"]["described_only"] == fixes["described_only"] + 1
 
 
 def test_kb_test_reports_failures(tmp_path, capsys):

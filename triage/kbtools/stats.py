@@ -26,6 +26,11 @@ def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
             "diagnostic": sum(fix.kind == "diagnostic" for fix in fixes),
             # Where each fix was confirmed to work or prescribed for its failure (issue 12's proof).
             "with_proof": sum(fix.kind == "fix" and bool(fix.confirmed_by) for fix in fixes),
+            # Fixes that say what to do without showing it: no command, setting or code change to copy
+            # (issue 12: every fix concrete for its stack). Updating the culprit package gets its commands at scan time.
+            "described_only": sum(
+                fix.kind == "fix" and not (fix.commands or fix.env or fix.code or fix.culprit) for fix in fixes
+            ),
         },
         "without_references": [e.id for e in entries if not e.references],
         "without_examples": [e.id for e in entries if not e.examples.match],
