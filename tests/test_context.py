@@ -176,6 +176,11 @@ def test_cann_version_as_banners_paths_and_image_tags_write_it(line, version):
     assert context_of(line).versions.get("cann") == version
 
 
+def test_a_version_ends_where_the_words_after_it_begin_without_a_space():
+    # Ascend/pytorch#108, as pasted: "torch-npu 2.7.1执行报错日志：" (2.7.1's error log).
+    assert context_of("torch-npu 2.7.1执行报错日志：").versions.get("torch_npu") == "2.7.1"
+
+
 @pytest.mark.parametrize(
     "line", ["CANN error 507013: launch failed", "ggml_cann: CANN error2.25.616", "cannot open 8.0.1"]
 )

@@ -67,7 +67,9 @@ LAUNCHER_PATTERNS: tuple[tuple[str, str], ...] = (
     ("ray", r"\bray::|RayWorker|\bray\.(?:init|get|remote)\b|ray/_private"),
     ("msrun", r"\bmsrun\b"),
 )
-_VERSION = r"v?(\d+\.\d+(?:\.\w+)*(?:[.+-]?(?:post|rc|dev)\w*)?)"
+_VERSION = r"v?([0-9]+\.[0-9]+(?:\.[0-9A-Za-z_]+)*(?:[.+-]?(?:post|rc|dev)[0-9A-Za-z_]*)?)"
+"""ASCII only: a word class reads on into the words of a message written without a space after the
+version (`torch-npu 2.7.1执行报错日志`: Python's word characters are Unicode's)."""
 VERSION_PATTERNS: tuple[tuple[str, str], ...] = (
     ("torch_npu", rf"torch[_-]npu(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
     ("torch", rf"(?<![\w-])(?:torch|pytorch)(?:\s*(?:==|version\s*[:=]?|:)\s*|\s+){_VERSION}"),
