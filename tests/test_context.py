@@ -176,6 +176,21 @@ def test_cann_version_as_banners_paths_and_image_tags_write_it(line, version):
     assert context_of(line).versions.get("cann") == version
 
 
+@pytest.mark.parametrize(
+    ("line", "fits"),
+    [
+        ("SocVersion: Ascend310P3", True),
+        ("npu-smi info: 310P3 | OK", True),  # printed without its Ascend prefix
+        ("chip ascend310p ready", True),
+        ("SocVersion: Ascend910B2", False),
+        ("910B3 | OK", False),
+    ],
+)
+def test_a_soc_fits_however_the_log_and_the_entry_write_it(line, fits):
+    assert context_of(line).fits({"soc": ["Ascend310P"]}) is fits
+    assert context_of(line).fits({"soc": ["310P"]}) is fits
+
+
 def test_a_version_ends_where_the_words_after_it_begin_without_a_space():
     # Ascend/pytorch#108, as pasted: "torch-npu 2.7.1执行报错日志：" (2.7.1's error log).
     assert context_of("torch-npu 2.7.1执行报错日志：").versions.get("torch_npu") == "2.7.1"

@@ -259,7 +259,7 @@ class JobContext:
                 verdicts.append(False if elsewhere else None)
                 continue
             if dimension == "soc":
-                verdicts.append(any(s.startswith(w) or w in s for s in shown for w in wanted_lower))
+                verdicts.append(any(_same_soc(s, w) for s in shown for w in wanted_lower))
             else:
                 verdicts.append(bool(shown & wanted_lower))
         if False in verdicts:
@@ -322,3 +322,10 @@ def parse_stack(text: str) -> dict[str, list[str]]:
     """The stack a `stack_text` cell names; malformed parts are left out."""
     parts = (part.partition("=") for part in text.split())
     return {dimension: values.split(",") for dimension, sep, values in parts if sep and values}
+
+
+def _same_soc(shown: str, wanted: str) -> bool:
+    """Whether the SoC a log shows is (of the line of) the one a fix or cause names, however either is
+    written: logs print `Ascend310P3`, `310P3` and `ascend310p`, entries `Ascend310P` and `310P`."""
+    shown, wanted = shown.removeprefix("ascend"), wanted.removeprefix("ascend")
+    return shown.startswith(wanted) or wanted in shown
