@@ -9,6 +9,7 @@ import pytest
 from rank_logs import RANKS, ROOT_RANK, TEST_KB, rank_log, write_rank_logs
 
 from triage.engine.correlate import correlate
+from triage.engine.job_ranks import rank_of_source
 from triage.engine.timestamps import parse_time
 from triage.results import Diagnosis, EvidenceLine, ScanResult, replace
 
@@ -160,3 +161,19 @@ def test_what_one_rank_reports_at_one_moment_is_one_failure_rooted_at_its_best_e
         ("timeout", "cascade"),
     ]
     assert result.root_rank == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "rank"),
+    [
+        ("rank_3.log", 3),
+        ("logs/worker-12.log", 12),
+        ("node2.out", 2),
+        ("device_7/plog.log", None),  # the directory is not the file's name
+        ("device_7.log", 7),
+        ("setdevice-507033-visible-devices.log", None),  # an error code after another word
+        ("worker-20240101.log", None),  # a date
+    ],
+)
+def test_a_files_rank_is_a_word_of_its_name_with_a_ranks_few_digits(name, rank):
+    assert rank_of_source(name) == rank

@@ -10,7 +10,9 @@ _LINE_RANK = re.compile(
     r"|\bdevice(?:id)?\s*[:=]\s*(\d+)",
     re.IGNORECASE,
 )
-_FILE_RANK = re.compile(r"(?:rank|worker|proc|node|device)[_\-.]?(\d+)", re.IGNORECASE)
+_FILE_RANK = re.compile(r"(?<![a-z])(?:rank|worker|proc|node|device)[_\-.]?(\d{1,5})(?!\d)", re.IGNORECASE)
+"""A rank in a file's name (`rank_3.log`, `worker-3`, `node2`): a word of its own and a rank's few digits,
+not the end of another word with a code or a date after it (`setdevice-507033.log`, `worker-20240101.log`)."""
 
 
 RankAt = tuple[int, int] | None
