@@ -191,6 +191,40 @@ def test_a_soc_fits_however_the_log_and_the_entry_write_it(line, fits):
     assert context_of(line).fits({"soc": ["310P"]}) is fits
 
 
+@pytest.mark.parametrize(
+    ("line", "env"),
+    [
+        (
+            "+ export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True",
+            {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"},
+        ),
+        ("docker run -e HCCL_CONNECT_TIMEOUT=1200 image", {"HCCL_CONNECT_TIMEOUT": "1200"}),
+        # what a message says of the job's own setting, up to its sentence's end or the next field
+        ("HCCL_BUFFSIZE=200MB.[FUNC:MoeDistributeDispatchA3TilingFuncImpl]", {"HCCL_BUFFSIZE": "200MB"}),
+        # torch_npu's own advice, printed under every asynchronous error: not the job's setting
+        (
+            "If you want to get the accurate stacktrace, please set the environment variable ASCEND_LAUNCH_BLOCKING=1.",
+            {},
+        ),
+        ("If reserved but unallocated memory is large try setting PYTORCH_NPU_ALLOC_CONF=expandable_segments:True", {}),
+    ],
+)
+def test_env_settings_are_the_jobs_not_what_a_message_asks_for(line, env):
+    assert context_of(line).env == env
+
+
+def test_a_fix_a_message_asks_for_is_not_taken_as_already_applied(scan_text):
+    # Read as the job's setting, the OOM message's own advice dropped the fix that applies it.
+    result = scan_text(
+        "RuntimeError: NPU out of memory. Tried to allocate 3.52 GiB (NPU 0; 60.97 GiB total capacity; 40.10 GiB "
+        "already allocated; 50.00 GiB reserved in total by PyTorch) If reserved but unallocated memory is large try "
+        "setting PYTORCH_NPU_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"
+    )
+    top = result.diagnoses[0]
+    assert top.id == "npu-out-of-memory" and not top.fix_notes
+    assert top.fixes[0].env == {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}
+
+
 def test_a_version_ends_where_the_words_after_it_begin_without_a_space():
     # Ascend/pytorch#108, as pasted: "torch-npu 2.7.1执行报错日志：" (2.7.1's error log).
     assert context_of("torch-npu 2.7.1执行报错日志：").versions.get("torch_npu") == "2.7.1"

@@ -89,7 +89,7 @@ ENV_NAMES = (
     r"|VLLM_[A-Z_]+|CPU_AFFINITY_CONF|INF_NAN_MODE_ENABLE|NPU_[A-Z_]+|COMBINED_ENABLE|MULTI_STREAM_MEMORY_REUSE"
 )
 """The env vars whose settings the advice reads (a fix the job already has is no fix)."""
-ENV_PATTERN = rf"(?:export\s+|\benv\s+)?\b({ENV_NAMES})\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+ENV_PATTERN = rf"(?:export\s+|\benv\s+)?\b({ENV_NAMES})\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s,;\[\]`'\"]+)"
 CONTEXT_TRIGGERS: tuple[str, ...] = (
     *(pattern for _, pattern in WORKLOAD_PATTERNS),
     *(pattern for _, pattern in LAUNCHER_PATTERNS),
@@ -122,6 +122,16 @@ _VERSIONS_GATED = tuple((name, GatedPattern(p, re.IGNORECASE)) for name, p in VE
 _SOC = GatedPattern(SOC_PATTERN, re.IGNORECASE)
 _ENV = GatedPattern(ENV_PATTERN)
 _ENV_NAME = re.compile(ENV_NAMES)
+SUGGESTION_REACH = 80
+_SUGGESTED = re.compile(
+    r"\b(?:set(?:ting)?|try|please|should|recommend\w*|consider|suggest\w*|e\.g\.|such as|for example|"
+    r"you (?:can|may|must|need to))\b[^.;!?]*$",
+    re.IGNORECASE,
+)
+"""A setting a message asks for (`please set the environment variable ASCEND_LAUNCH_BLOCKING=1`, `try
+setting PYTORCH_NPU_ALLOC_CONF=expandable_segments:True`): the words before it in its sentence, within
+SUGGESTION_REACH characters. Not the job's setting: read as one, the fix that sets it was dropped as
+already applied."""
 _TORCH = GatedPattern(TORCH_PATTERN, re.IGNORECASE)
 _TORCH_NPU = GatedPattern(r"torch[_-]npu", re.IGNORECASE)
 _ANY = GatedPattern("|".join(f"(?:{p})" for p in CONTEXT_TRIGGERS), re.IGNORECASE)
@@ -214,7 +224,8 @@ class JobContext:
             if found:
                 self.soc = next(g for g in found.groups() if g).replace(" ", "")
         for found in _ENV.finditer(text, gated):
-            self.env.setdefault(found.group(1), found.group(2).strip("\"'"))
+            if not _SUGGESTED.search(text, max(0, found.start() - SUGGESTION_REACH), found.start()):
+                self.env.setdefault(found.group(1), found.group(2).strip("\"'").rstrip(".)"))
         if self.runtime is None and _TORCH.search(text, gated):
             self.runtime = "torch"
         if not self.torch_npu and _TORCH_NPU.search(text, gated):
