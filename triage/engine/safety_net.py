@@ -17,7 +17,7 @@ from triage.engine.guess_advice import guess_advice, unknown_cause
 from triage.engine.error_lines import TRACEBACK, WARNED, exception_name, message_of
 from triage.engine.hints import degenerate_text, evaluation_report, looped_output, stall_category, stall_of, word_votes
 from triage.engine.nearest import HEALTHY, Guess
-from triage.engine.normalize import template
+from triage.engine.search_query import search_query
 from triage.engine.unclaimed import FRAME, ErrorLine, UnclaimedErrors, frame_of
 from triage.results import Diagnosis, EvidenceLine, FixResult, replace
 
@@ -62,7 +62,6 @@ SECOND_GUESS_SHARE = 0.1
 _BARE_TRACEBACK = re.compile(r"\s*Traceback \(most recent call last\):?\s*$")
 _BARE_HEADING = re.compile(r"\s*[\w.]*(?:error|exception|failure)s?\s*:?\s*$", re.IGNORECASE)
 """A heading with no message ("Error:", "RuntimeError:") over the line that says what failed."""
-_QUERY_NOISE = re.compile(r"<[a-z]+>|['\"`]|\s+")
 
 
 def diagnose_unclaimed(
@@ -349,12 +348,6 @@ def _summary(guess: Guess | None, category: str, quiet: str | None) -> str:
         head += f". Its words point at {known}"
     resembles = ", ".join(f"{entry} ({score:.0f}%)" for entry, score in guess.entries)
     return head + (f"; it resembles {resembles}." if resembles else ".")
-
-
-def search_query(message: str) -> str:
-    """The message without its variable parts, quoted, for an issue tracker's search box."""
-    words = _QUERY_NOISE.sub(" ", template(message)).split()
-    return f'"{" ".join(words[:12])}" ascend npu'
 
 
 def _next_steps(lead: ErrorLine) -> list[FixResult]:
