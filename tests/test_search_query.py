@@ -25,12 +25,18 @@ from triage.engine.search_query import search_query
         # A launcher's prefix (pid, time, source line) is no part of the message.
         (
             "(EngineCore_DP0 pid=276) ERROR 03-18 08:08:14 [core.py:1100] raise MLIRCompilationError(stage_name, x)",
-            '"raise MLIRCompilationError(stage_name x"',
+            '"raise MLIRCompilationError stage_name x"',
         ),
         (
             "RuntimeError: NPU out of memory. Tried to allocate 3.52 GiB (NPU 0; 60.97 GiB total capacity)",
-            '"RuntimeError NPU out of memory. Tried to allocate"',
+            '"RuntimeError NPU out of memory Tried to allocate"',
         ),
+        # Brackets part words; a numbered instance is this job's too.
+        (
+            "[LaunchKernelFromCache][129253] errno[361001] OpName:[aclnnSigmoid] aclrtLaunchKernelWithHostArgs failed:",
+            '"OpName aclnnSigmoid aclrtLaunchKernelWithHostArgs failed"',
+        ),
+        ("Exception in thread Thread-6: worker died", '"Exception in thread"'),
         # No run of three words: the longest there is.
         ("KeyError: 'model.layers.92.self_attn.q_proj.weight'", '"KeyError"'),
         ("utils.py current_device", '"utils.py current_device"'),

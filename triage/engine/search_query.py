@@ -17,11 +17,14 @@ _VARIABLE = re.compile(
     r"|\S*/\S*"  # paths, URLs, ratios
     r"|\S*=\S*"  # settings and fields (pid=276, rank=3, device=1)
     r"|\S*:\d+"  # a source line (core.py:1100)
+    r"|\S*[-_]\d+"  # a numbered instance (Thread-6, rank-3)
     r"|(?:\S*\.)?\d+\.\S*|\S*\.\d+"  # a dotted name with an index in it (model.layers.92.mlp)
 )
 """A token that is this job's value, not the message's wording."""
-_EDGES = "'\"`()[]{}<>,;:!?|"
-"""Punctuation around a word (quotes, brackets, a colon after an exception's name): not part of it."""
+_EDGES = "'\"`:!?|.-"
+"""Punctuation around a word (quotes, a colon after an exception's name): not part of it."""
+_SEPARATORS = re.compile(r"[\s()\[\]{}<>,;]+")
+"""What parts a message's words: spaces, brackets (`[LaunchKernelFromCache][129253]`, `f(x)`), commas."""
 MIN_PHRASE = 3
 MAX_PHRASE = 10
 
@@ -30,9 +33,11 @@ def search_query(message: str) -> str:
     """The first run of at least MIN_PHRASE of the message's own words, quoted (else its longest),
     then the words that say where to look."""
     runs: list[list[str]] = [[]]
-    for token in message[:1000].split():
+    for token in _SEPARATORS.split(message[:1000]):
         word = token.strip(_EDGES)
-        if not word or _VARIABLE.fullmatch(word):
+        if not word:
+            continue  # punctuation alone: a tracker's search ignores it
+        if _VARIABLE.fullmatch(word):
             if runs[-1]:
                 runs.append([])
             continue
