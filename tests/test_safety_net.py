@@ -934,3 +934,17 @@ def test_an_exception_whose_message_opens_with_a_bracket_is_no_host_prefix():
     # `host: [rank0] ...` is a launcher's prefix; `OSError: [Errno 30] ...` is the exception itself.
     assert error_kind("OSError: [Errno 30] Read-only file system: '/data/reports'") == EXCEPTION
     assert message_of("node1: [rank0] RuntimeError: x") == "RuntimeError: x"
+
+
+@pytest.mark.parametrize(
+    ("source", "command"),
+    [
+        ("logs/rank 3.log", "triage kb new --from 'logs/rank 3.log' --lines 2-2"),
+        # A stream cannot be read again: `--from <stdin>` was a shell redirection, not a file.
+        ("<stdin>", "triage kb new --lines 2-2 < saved.log   # the stdin log, saved to a file"),
+    ],
+)
+def test_the_capture_command_can_be_pasted_into_a_shell(scan_text, source, command):
+    result = scan_text("step 1\nFrobnicatorError: the quantum frobnicator overflowed its widget budget\n", source)
+    steps = [c for d in result.diagnoses if d.guess for fix in d.fixes for c in fix.commands]
+    assert command in steps

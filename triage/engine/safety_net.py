@@ -8,6 +8,7 @@ trackers and the `triage kb new` command that would capture it. Its confidence s
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable
 
 from triage.engine.codes import Decoded
@@ -350,6 +351,15 @@ def _summary(guess: Guess | None, category: str, quiet: str | None) -> str:
     return head + (f"; it resembles {resembles}." if resembles else ".")
 
 
+def _capture_command(source: str, line: int) -> str:
+    """`triage kb new` for the lead line: from its file, or, for a stream (`<stdin>`, a job's `<job>`
+    output), from the log saved to a file (`--from <stdin>` was a shell redirection, not a file)."""
+    lines = f"--lines {line}-{line}"
+    if source.startswith("<") and source.endswith(">"):
+        return f"triage kb new {lines} < saved.log   # the {source[1:-1]} log, saved to a file"
+    return f"triage kb new --from {shlex.quote(source)} {lines}"
+
+
 def _next_steps(lead: ErrorLine) -> list[FixResult]:
     # A cut traceback's lead is a frame: its path and line number are masked away, its file and function are the words to search.
     from urllib.parse import quote_plus  # with ipaddress, 8 ms of every scan's start-up otherwise
@@ -366,7 +376,7 @@ def _next_steps(lead: ErrorLine) -> list[FixResult]:
         ),
         FixResult(
             title="Capture it as a KB entry once you know the fix",
-            commands=[f"triage kb new --from {source} --lines {line}-{line}"],
+            commands=[_capture_command(source, line)],
             kind="diagnostic",
         ),
     ]
