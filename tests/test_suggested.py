@@ -29,6 +29,16 @@ def test_an_action_the_message_asks_for_comes_first_quoted():
     assert fix.title == "Do what the message says: Increase max_num_batched_tokens or decrease max_model_len"
 
 
+def test_the_action_ends_where_a_cann_message_glues_its_next_field():
+    # gansulong's ATC log, as pasted: "Reason: ..." then "Solution: ..." with no space before it.
+    atc = (
+        "E10001: Value [-1] for parameter [Inputs] is invalid. Reason: maybe you should set input_shape to specify "
+        "its shapeSolution: Try again with a valid argument."
+    )
+    (fix,), _ = suggested_fixes([atc], JobContext())
+    assert fix.title == "Do what the message says: Set input_shape to specify its shape"
+
+
 def test_a_way_to_look_closer_is_a_diagnostic_after_the_fixes():
     first, (look,) = suggested_fixes([BLOCKING], JobContext())
     assert not first and look.kind == "diagnostic" and "ASCEND_LAUNCH_BLOCKING=1" in look.title

@@ -26,6 +26,9 @@ _SUGGESTION = re.compile(
 the sentence's end (a dot inside a name, `frob.yaml`, is no end)."""
 
 
+_GLUED_LABEL = re.compile(r"(?<=[a-z])(?:Solution|Possible Cause|Reason|Cause):")
+"""The next field of a CANN message, glued to the sentence before it (`... to specify its shapeSolution: Try
+again`): where the action ends."""
 _SETTING = re.compile(r"\b([A-Z][A-Z0-9_]{2,})=([^\s,;'\"`]+)")
 """An environment variable the action sets (`ASCEND_LAUNCH_BLOCKING=1`), for the fix's `env`."""
 _TO_LOOK = re.compile(
@@ -42,7 +45,7 @@ def suggested_fixes(messages: list[str], context: JobContext) -> tuple[list[FixR
     for message in messages:
         asked = _SUGGESTION.search(message)
         if asked is not None and "{" not in asked.group(1):  # "use {backend}": a template, not advice
-            action = " ".join(asked.group(1).split()).rstrip(" ,:")
+            action = _GLUED_LABEL.split(" ".join(asked.group(1).split()), maxsplit=1)[0].rstrip(" ,:")
             said = " ".join(asked.group(0).split())
             look = _TO_LOOK.search(message[asked.start() : asked.end() + 60]) is not None
             fix = FixResult(
