@@ -199,6 +199,16 @@ def test_a_soc_fits_however_the_log_and_the_entry_write_it(line, fits):
             {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"},
         ),
         ("docker run -e HCCL_CONNECT_TIMEOUT=1200 image", {"HCCL_CONNECT_TIMEOUT": "1200"}),
+        # a list of options or devices is read whole (the allocator's second option was lost at the comma)
+        (
+            "export PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True",
+            {"PYTORCH_NPU_ALLOC_CONF": "max_split_size_mb:128,expandable_segments:True"},
+        ),
+        ("ASCEND_RT_VISIBLE_DEVICES=0,1 python train.py", {"ASCEND_RT_VISIBLE_DEVICES": "0,1"}),
+        (
+            "HCCL_CONNECT_TIMEOUT=1200, HCCL_EXEC_TIMEOUT=600",
+            {"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "600"},
+        ),
         # what a message says of the job's own setting, up to its sentence's end or the next field
         ("HCCL_BUFFSIZE=200MB.[FUNC:MoeDistributeDispatchA3TilingFuncImpl]", {"HCCL_BUFFSIZE": "200MB"}),
         # torch_npu's own advice, printed under every asynchronous error: not the job's setting

@@ -89,7 +89,13 @@ ENV_NAMES = (
     r"|VLLM_[A-Z_]+|CPU_AFFINITY_CONF|INF_NAN_MODE_ENABLE|NPU_[A-Z_]+|COMBINED_ENABLE|MULTI_STREAM_MEMORY_REUSE"
 )
 """The env vars whose settings the advice reads (a fix the job already has is no fix)."""
-ENV_PATTERN = rf"(?:export\s+|\benv\s+)?\b({ENV_NAMES})\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s,;\[\]`'\"]+)"
+_VALUE_PART = r"[^\s,;\[\]`'\"]+"
+ENV_PATTERN = (
+    rf"(?:export\s+|\benv\s+)?\b({ENV_NAMES})\s*=\s*"
+    rf"(\"[^\"]*\"|'[^']*'|{_VALUE_PART}(?:,(?:[\w.]+:{_VALUE_PART}|\d+)(?=[\s,;]|$))*)"
+)
+"""A setting and its value: a list of options (`expandable_segments:True,max_split_size_mb:128`) or of devices
+(`0,1`) whole, not a comma and what follows in a sentence (`X=1, Y=2`)."""
 CONTEXT_TRIGGERS: tuple[str, ...] = (
     *(pattern for _, pattern in WORKLOAD_PATTERNS),
     *(pattern for _, pattern in LAUNCHER_PATTERNS),
