@@ -48,7 +48,7 @@ def test_show_json_and_unknown_id(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "no-such-entry" in err
 
 
-SHIPPED_DESCRIBED_ONLY = 24
+SHIPPED_DESCRIBED_ONLY = 21
 
 
 def test_stats_json_counts_user_entries(tmp_path, capsys):
