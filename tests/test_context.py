@@ -131,6 +131,33 @@ def test_where_the_log_shows_no_stack_fixes_for_any_stack_come_first():
     assert on_vllm[0] == "Upgrade vLLM-Ascend"
 
 
+def test_a_fix_keeps_only_the_command_lines_for_the_job_s_own_engine_or_runtime():
+    causes = [CauseResult(id="pair", title="", probability=1.0)]
+    pair = {
+        "title": "Install the pair made together",
+        "addresses": ["pair"],
+        "commands": [
+            "pip install torch==<X> torch-npu==<X.postN>   # torch_npu is released per torch version",
+            "pip install vllm==<X.Y.Z> vllm-ascend==<X.Y.Z-rcN>",
+            "pip install paddle-custom-npu==<release paired with paddlepaddle>",
+            "pip install '<package>==<release>'   # e.g. an sglang release",
+        ],
+    }
+
+    def commands(*lines: str) -> list[str]:
+        return order_fixes([pair], causes, context_of(*lines))[0][0].commands
+
+    everything = pair["commands"]
+    assert commands("plain chatter") == everything  # nothing shows which stack ran
+    on_mindie = commands('File "/opt/venvs/mindie/lib/python3.11/site-packages/atb_llm/runner.py", line 3')
+    assert on_mindie == [everything[0], everything[3]]  # a comment's example is no stack
+    on_vllm = commands("(VllmWorker rank=0 pid=1) ERROR vllm_ascend/worker.py")
+    assert on_vllm == [everything[0], everything[1], everything[3]]
+    # a training framework runs a serving engine inside (its rollout): the engine's line stays
+    on_verl = commands('File "/root/verl/verl/trainer/main_ppo.py", line 9, in main')
+    assert on_verl == [everything[0], everything[1], everything[3]]
+
+
 def test_a_timeout_already_as_long_as_the_fix_is_applied():
     context = context_of("export HCCL_CONNECT_TIMEOUT=3600", "HCCL_EXEC_TIMEOUT=600")
     assert context.applied({"HCCL_CONNECT_TIMEOUT": "1800"})

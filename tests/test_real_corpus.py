@@ -78,6 +78,10 @@ STACK_WORDS = (
     (r"--mem-fraction-static|python -m sglang", {"sglang"}),
     (r"-DGGML_CANN\b|\bllama-(?:cli|server|bench)\b", {"llama.cpp"}),
     (r"\bpip install -U (?:vllm|vllm-ascend|sglang)\b|docker pull quay\.io/ascend/vllm-ascend", {"serving"}),
+    # a serving engine's pinned install: a training framework may run the engine inside (a rollout)
+    (r"\bpip install (?:vllm|vllm-ascend|sglang)==", {"serving", "training"}),
+    (r"\bpip install (?:paddlepaddle|paddle-custom-npu)==", {"paddle"}),
+    (r"\bpip install mindspore==", {"mindspore"}),
     (r"\bpip install -U deepspeed\b", {"deepspeed", "training"}),
     (r"\bmaxPrefillTokens\b|\bnpuMemSize\b|mindie-service", {"mindie"}),
     (r"\blmdeploy (?:serve|chat)\b", {"lmdeploy"}),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from typing import Any
 
-from triage.engine.context import JobContext
+from triage.engine.context import NOT_ON_TORCH, SERVING, TRAINING, WORKLOAD_PATTERNS, JobContext
 from triage.results import CauseResult, FixResult, replace
 
 
@@ -45,6 +47,7 @@ def order_fixes(
         fits = context.fits(applies_to) if applies_to else None
         if fits is False:
             continue
+        result = _commands_for_job(result, context)
         if result.env and context.applied(result.env):
             settings = ", ".join(f"{k}={v}" for k, v in result.env.items())
             notes.append(f"already applied in this job ({settings}): {result.title}")
@@ -59,6 +62,33 @@ def order_fixes(
         tier = 2 if relevance < UNLIKELY else int(made_for == 2)
         kept.append(((int(diagnostic), tier, -round(relevance, 2), made_for, position), result))
     return [fix for _, fix in sorted(kept, key=lambda item: item[0])], notes
+
+
+STACKS = SERVING | NOT_ON_TORCH
+"""What a command line may be for: a serving engine or a runtime of its own, which a job runs one of (a
+library such as diffusers or a kernel package runs inside any of them)."""
+
+
+@cache
+def _stack_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((name, re.compile(source, re.IGNORECASE)) for name, source in WORKLOAD_PATTERNS if name in STACKS)
+
+
+def _commands_for_job(fix: FixResult, context: JobContext) -> FixResult:
+    """The fix without its command lines for another serving engine or runtime than the job's own: one
+    fix often shows the step for each stack (`pip install torch==X torch-npu==X`, then the same for
+    vLLM / vLLM-Ascend), and a MindIE job has no use for the vLLM line. A training framework may run
+    a serving engine inside (verl's and ms-swift's rollouts), so its job keeps the engines' lines; a
+    comment after `#` names examples, not the stack the command is for."""
+    kept = [command for command in fix.commands if _for_job(command.split(" #", 1)[0], context)]
+    return fix if len(kept) == len(fix.commands) else replace(fix, commands=kept)
+
+
+def _for_job(command: str, context: JobContext) -> bool:
+    named = sorted(name for name, pattern in _stack_patterns() if pattern.search(command))
+    if not named or context.fits({"workload": named}) is not False:
+        return True
+    return bool(context.shows("workload") & TRAINING) and set(named) <= SERVING
 
 
 def declared_stacks(fix: dict[str, Any]) -> dict[str, list[str]]:
