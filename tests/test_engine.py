@@ -174,6 +174,50 @@ def test_python_prefilter_gives_the_same_results(engine_kb):
     ]
 
 
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "",
+        "[rank3]: ",
+        "(VllmWorker rank=0 pid=12) ",
+        "[1,3]<stderr>:",
+        "May  1 10:11:12 node1 python[1234]: ",
+        "2024-05-01T10:11:12.345678901Z stderr F ",
+    ],
+)
+def test_a_signature_for_the_line_s_start_matches_after_a_launcher_s_prefix(engine_kb, prefix):
+    # `^\s*Killed\s*$` is written for the shell's line; a rank, a container or journald prefixes it.
+    from triage.engine import Scanner
+    from triage.engine.prefilter import PythonPrefilter
+
+    text = f"{prefix}step 3 loss 1.2\n{prefix}Killed\n"
+    for scanner in (Scanner(engine_kb), Scanner(engine_kb, prefilter=PythonPrefilter(engine_kb))):
+        scanner.feed_text(text, "x.log")
+        assert scanner.result().diagnoses[0].id == "family-host-memory-exhausted"
+
+
+def test_only_the_anchors_that_open_the_pattern_are_widened():
+    from triage.engine.anchors import AFTER_PREFIX, after_prefix, unanchored
+
+    assert unanchored(r"^a|^b|c") == "a|b|c"
+    assert after_prefix(r"^\s*Killed$") == AFTER_PREFIX + r"\s*Killed$"
+    # inside a group or a class, or escaped, `^` is the author's own
+    for kept in (r"(?:^|\s)x", r"[^a]b", r"\^x", r"[]^]x", r"a^"):
+        assert unanchored(kept) == kept == after_prefix(kept)
+
+
+def test_a_logger_s_level_is_part_of_the_message_not_a_prefix_to_read_past(engine_kb):
+    # "compare failed" opening a line is a failed golden compare; at INFO it is a count of them
+    import re
+
+    from triage.engine.anchors import after_prefix
+
+    widened = re.compile(after_prefix(r"^\W*compare failed\b"))
+    assert widened.search("[rank1]: compare failed")
+    assert not widened.search("INFO compare failed ops: 0")
+    assert not widened.search("[ERROR] compare failed")
+
+
 def test_the_prefilter_names_each_line_once(prefilter):
     # A match whose last byte is its line's newline (a pattern ending in \s) is of that line: it used
     # to open the line again, which then went to the matcher twice, each time with part of its ids

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from typing import Any
 
+from triage.engine.anchors import after_prefix, unanchored
 from triage.engine.codes import CodeRow, CodeTable
 from triage.engine.error_lines import error_kind, message_of
 from triage.engine.nearest import (
@@ -113,7 +114,13 @@ class CompiledSignature:
 
     @cached_property
     def regex(self) -> re.Pattern[str] | None:
-        return re.compile(self.regex_source, re.IGNORECASE) if self.regex_source is not None else None
+        """The pattern that confirms a line, an anchor at a line's start read after its prefixes (see `anchors`)."""
+        return re.compile(after_prefix(self.regex_source), re.IGNORECASE) if self.regex_source is not None else None
+
+    @property
+    def candidate_source(self) -> str | None:
+        """What the prefilters search for this signature: its regex without leading anchors."""
+        return unanchored(self.regex_source) if self.regex_source is not None else None
 
     @cached_property
     def excludes(self) -> tuple[re.Pattern[str], ...]:

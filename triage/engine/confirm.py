@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from triage.engine.anchors import after_prefix
 from triage.engine.compiled import CompiledSignature
 from triage.engine.error_lines import error_kind
 from triage.engine.literal_gate import GatedPattern, gate_text
@@ -65,7 +66,8 @@ def declares_case(pattern: str) -> bool:
 
 @lru_cache(maxsize=1024)
 def _cause_regex(source: str) -> re.Pattern[str]:
-    return re.compile(source) if declares_case(source) else re.compile(source, re.IGNORECASE)
+    widened = after_prefix(source)
+    return re.compile(widened) if declares_case(source) else re.compile(widened, re.IGNORECASE)
 
 
 def _whole_words(text: str, match: re.Match[str]) -> bool:

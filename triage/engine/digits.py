@@ -50,7 +50,7 @@ def regex_source_runs(kb: CompiledKB) -> tuple[tuple[str, ...], ...]:
     exclusions), then each further directory's signatures, a run for each directory."""
     fixed: list[str | None] = [*TRIGGER_PATTERNS, *CASE_SENSITIVE_TRIGGERS, *CONTEXT_TRIGGERS, *ERROR_PATTERNS]
     runs = [
-        [source for signature in run for source in (signature.regex_source, *signature.exclude_sources)]
+        [source for signature in run for source in (signature.candidate_source, *signature.exclude_sources)]
         for run in kb.directory_runs(kb.signatures, lambda signature: signature.index)
     ]
     runs[0] = fixed + runs[0]

@@ -131,35 +131,47 @@ _NOT_AN_ERROR = (
     r"\b(?:nan|inf|overflow|skipped)\w* \w+ 0[,;|])"
 )
 
-# Launcher and logger prefixes that come before the message: timestamps, ranks, worker names.
-_PREFIX = re.compile(
-    r"^(?:\s*(?:"
-    r"\[?\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*(?:Z|[+-]\d{2}:?\d{2})?(?: [A-Z]{2}\d+)*\]?"
+_PREFIXES: tuple[tuple[str, bool], ...] = (
+    # (one prefix, whether it is the logger's level rather than where the line came from)
     # 2024-05-01 12:00:00,123, CANN's 2024-05-01-12:00:00.123.456, MindIE's ...028+0000], sglang's [... TP1]
-    r"|\(PID:\s*\d+, Device:\s*-?\d+, RankID:\s*-?\d+\)"  # torch_npu's error prefix
-    r"|[A-Z_]+\(\d+[:,][\w.:,-]*\):"  # CANN's plog module and process: RUNTIME(1234,python):, MINDOCR(1:2,Process-1:3):
-    r"|\[?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?\]?"  # vLLM's 07-03 19:33:28
-    r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
-    r"|\([\w .\-]+(?:pid|rank|ip)=[^)]*\)"  # (VllmWorker rank=3 pid=12) (RayWorker pid=1, ip=...)
-    r"|\[(?:rank|default|RANK)\s*\d+\]:?"  # torchrun
-    r"|\[\d+,\d+\]<std(?:out|err)>:"  # mpirun
-    r"|\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|E|W|I)\]"
-    r"|\[(?:error|warning|warn|info|debug|critical|trace|fatal)\]"  # spdlog (ATB, xLLM): [error]
-    r"|" + _GLOG_STAMP.format(levels="EWIFD") + r"(?:\.\d+)?(?:\s+\d+)? [\w.-]+:\d+\]"  # glog, PyTorch C++
-    r"|\[\d+\]"  # spdlog's thread id
-    r"|\x1b?\[\d+(?:;\d+)*m"  # a colour code, or what a paste keeps of one without its ESC: [0;36m
-    r"|" + _PADDLE_STAMP.format(levels="FEWI") + r"\.\d+ [^\]\n]*\]"  # Paddle-Lite
-    r"|\d{1,3}%\|[^|\n]{0,400}\|\s*\d+/\d+\s*\[[^\]\n]{0,80}\]\.?"  # a tqdm bar the next output was glued to
-    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b:?"
-    r"|\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]"  # [multiproc_worker_utils.py:238]
-    r"|\[[A-Z]{1,8}\]"  # [PID] [TBE] [ASCEND]
-    r"|\[[a-z][a-z_]{2,30}\](?=\s+\[)"  # a component in a chain of brackets: MindIE's [batchscheduler] [ERROR]
-    r"|:(?=\s)"  # the colon after them: MindIE's "[standard_model.py:186] : message"
-    r"|\d+:"  # pdsh-style rank numbers
-    r"|(?![\w.]*(?:Error|Exception):)[\w.-]+:\s*(?=\[)"  # host: [..], not `OSError: [Errno 30] ...`
-    r"|-+>?|\|"
-    r"))+"
+    (
+        r"\[?\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*(?:Z|[+-]\d{2}:?\d{2})?(?: [A-Z]{2}\d+)*\]?",
+        False,
+    ),
+    (r"\(PID:\s*\d+, Device:\s*-?\d+, RankID:\s*-?\d+\)", False),  # torch_npu's error prefix
+    # CANN's plog module and process: RUNTIME(1234,python):, MINDOCR(1:2,Process-1:3):
+    (r"[A-Z_]+\(\d+[:,][\w.:,-]*\):", False),
+    (r"\[?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?\]?", False),  # vLLM's 07-03 19:33:28
+    (r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?", False),
+    (
+        r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [\w.-]+ [\w./-]+(?:\[\d+\])?:",
+        False,
+    ),  # syslog: May  1 10:11:12 host python[12]:
+    (r"(?:stdout|stderr) [FP](?= )", False),  # a container runtime's stream and tag, after its timestamp
+    (r"\([\w .\-]+(?:pid|rank|ip)=[^)]*\)", False),  # (VllmWorker rank=3 pid=12) (RayWorker pid=1, ip=...)
+    (r"\[(?:rank|default|RANK)\s*\d+\]:?", False),  # torchrun
+    (r"\[\d+,\d+\]<std(?:out|err)>:", False),  # mpirun
+    (r"\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|E|W|I)\]", True),
+    (r"\[(?:error|warning|warn|info|debug|critical|trace|fatal)\]", True),  # spdlog (ATB, xLLM): [error]
+    (_GLOG_STAMP.format(levels="EWIFD") + r"(?:\.\d+)?(?:\s+\d+)? [\w.-]+:\d+\]", True),  # glog, PyTorch C++
+    (r"\[\d+\]", False),  # spdlog's thread id
+    (r"\x1b?\[\d+(?:;\d+)*m", False),  # a colour code, or what a paste keeps of one without its ESC: [0;36m
+    (_PADDLE_STAMP.format(levels="FEWI") + r"\.\d+ [^\]\n]*\]", True),  # Paddle-Lite
+    (r"\d{1,3}%\|[^|\n]{0,400}\|\s*\d+/\d+\s*\[[^\]\n]{0,80}\]\.?", False),  # a tqdm bar the next output was glued to
+    (r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b:?", True),
+    (r"\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]", False),  # [multiproc_worker_utils.py:238]
+    (r"\[[A-Z]{1,8}\]", True),  # [PID] [TBE] [ASCEND], and levels: [ERROR]
+    (r"\[[a-z][a-z_]{2,30}\](?=\s+\[)", True),  # a component in a chain of brackets: MindIE's [batchscheduler] [ERROR]
+    (r":(?=\s)", False),  # the colon after them: MindIE's "[standard_model.py:186] : message"
+    (r"\d+:", False),  # pdsh-style rank numbers
+    (r"(?![\w.]*(?:Error|Exception):)[\w.-]+:\s*(?=\[)", False),  # host: [..], not `OSError: [Errno 30] ...`
+    (r"-+>?|\|", False),
 )
+"""Launcher and logger prefixes that come before the message."""
+LAUNCHER_PREFIX = "|".join(prefix for prefix, level in _PREFIXES if not level)
+"""One prefix that says where a line came from (a timestamp, a rank, a worker's or host's name, a
+container's stream), not how its logger rated it: a line means the same after any of these."""
+_PREFIX = re.compile(rf"^(?:\s*(?:{'|'.join(prefix for prefix, _ in _PREFIXES)}))+")
 
 
 def _lowered(source: str) -> str:

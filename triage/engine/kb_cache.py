@@ -21,6 +21,7 @@ from typing import Any
 
 from triage import __version__
 from triage.engine import (
+    anchors,
     codes,
     compiled,
     context,
@@ -58,7 +59,7 @@ def fingerprint(dirs: list[Path]) -> str:
     # modules: a development checkout that edits them must not reuse an old cache.
     digest.update(
         code_version(
-            codes, compiled, context, prefilter, repeats, digits, error_lines, literal_gate, nearest, normalize
+            anchors, codes, compiled, context, prefilter, repeats, digits, error_lines, literal_gate, nearest, normalize
         )
     )
     for directory in dirs:

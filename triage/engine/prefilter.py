@@ -250,12 +250,12 @@ def _main_patterns(hyperscan: Any, kb: CompiledKB, own: list[int]) -> list[Patte
     offset = TRIGGER_OFFSET + len(TRIGGER_PATTERNS)
     patterns += [(p, offset + n, common) for n, p in enumerate(CASE_SENSITIVE_TRIGGERS)]
     patterns += [(p, CONTEXT_OFFSET + n, caseless) for n, p in enumerate(CONTEXT_TRIGGERS)]
-    return patterns + [(kb.signatures[i].regex_source or "", i, caseless) for i in own]
+    return patterns + [(kb.signatures[i].candidate_source or "", i, caseless) for i in own]
 
 
 def _cause_patterns(hyperscan: Any, kb: CompiledKB, causes: list[int]) -> list[Pattern]:
     _, caseless = _flags(hyperscan)
-    return [(kb.signatures[i].regex_source or "", i, caseless) for i in causes]
+    return [(kb.signatures[i].candidate_source or "", i, caseless) for i in causes]
 
 
 class _HyperscanSet:
@@ -331,9 +331,10 @@ class _PythonAlternation:
         end = len(block) if end is None else end
         offsets: dict[int, set[int] | None] = {}
         for match in self._regex.finditer(block, start, end):
-            offsets[block.rfind(b"\n", start, match.start()) + 1 or start] = (
-                None if self._ids is None else set(self._ids)
-            )
+            # Its last byte decides its line, as hyperscan's: a pattern read past a launcher's prefix
+            # (`\s*Killed`, see `anchors`) may start at the newline before the line it matches.
+            last = match.end() - 1 if match.end() > match.start() else match.start()
+            offsets[block.rfind(b"\n", start, last) + 1 or start] = None if self._ids is None else set(self._ids)
         return _lines_of(block, offsets, end)
 
 
@@ -342,10 +343,10 @@ class PythonPrefilter:
 
     def __init__(self, kb: CompiledKB) -> None:
         own, causes = _own_and_cause(kb)
-        patterns = [kb.signatures[i].regex_source or "" for i in own]
+        patterns = [kb.signatures[i].candidate_source or "" for i in own]
         cased = [f"(?-i:{pattern})" for pattern in CASE_SENSITIVE_TRIGGERS]
         self._alternation = _PythonAlternation(patterns + list(TRIGGER_PATTERNS) + cased + list(CONTEXT_TRIGGERS))
-        self._causes = _PythonAlternation([kb.signatures[i].regex_source or "" for i in causes], frozenset(causes))
+        self._causes = _PythonAlternation([kb.signatures[i].candidate_source or "" for i in causes], frozenset(causes))
         self._kb = kb
 
     @cached_property

@@ -1,0 +1,67 @@
+"""Signatures written for a line's start, read after the launcher's prefix too.
+
+A signature anchored with `^` (`^\\s*Killed\\s*$`, `^#\\d+ ... in abort (`, `^\\s*CMake Error`) is written
+for the line as the program printed it; the same line from a rank of a torchrun job reads
+`[rank3]: Killed`, from a container `2024-05-01T10:11:12Z stderr F Killed`, from journald
+`May  1 10:11:12 node1 python[12]: Killed`, and no anchored signature matched it. Each anchor at
+the start of one of the pattern's alternatives is widened to the start after any run of the
+launcher and logger prefixes that the error-line rules strip (`error_lines.LAUNCHER_PREFIX`), and
+the prefilters, which only say a pattern may match, search the pattern without its anchors.
+"""
+
+from __future__ import annotations
+
+from triage.engine.error_lines import LAUNCHER_PREFIX
+
+AFTER_PREFIX = rf"^(?:\s*(?:{LAUNCHER_PREFIX}))*"
+
+
+def after_prefix(source: str) -> str:
+    """The pattern with each leading anchor widened to the start after the line's prefixes."""
+    return _rewrite(source, AFTER_PREFIX)
+
+
+def unanchored(source: str) -> str:
+    """The pattern without its leading anchors: what a prefilter searches for it."""
+    return _rewrite(source, "")
+
+
+def _rewrite(source: str, anchor: str) -> str:
+    at = _leading_anchors(source)
+    if not at:
+        return source
+    parts, last = [], 0
+    for position in at:
+        parts += [source[last:position], anchor]
+        last = position + 1
+    return "".join(parts) + source[last:]
+
+
+def _leading_anchors(source: str) -> list[int]:
+    """Where a `^` opens the pattern or one of its top-level alternatives (not inside a group or a
+    character class, where it means something else or is already widened by the author)."""
+    found = []
+    depth, in_class, escaped, opening, class_start = 0, False, False, True, -1
+    for position, char in enumerate(source):
+        if escaped:
+            escaped, opening = False, False
+            continue
+        if char == "\\":
+            escaped = True
+        elif in_class:
+            # a `]` first in a class (`[]a]`, `[^]a]`) is one of its characters
+            first = position == class_start or (position == class_start + 1 and source[class_start] == "^")
+            in_class = char != "]" or first
+        elif char == "[":
+            in_class, class_start = True, position + 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            opening = True
+            continue
+        elif char == "^" and depth == 0 and opening:
+            found.append(position)
+        opening = False
+    return found
