@@ -220,6 +220,10 @@ LONG_RUNS = {
     "spaces": " " * 16_000 + "x",
     "dotted names": "a." * 8_000,
     "words": "yy " * 5_000,
+    # what the launcher prefixes a pattern is read after (see `triage.engine.anchors`) are made of:
+    # a run of them that splits in 2^n ways takes seconds on this few, and never ends on more
+    "dashes": "-" * 24 + "x",
+    "ranks": "1:" * 8_000 + "x",
 }
 """Lines that a regex able to start anywhere in a run (`\\d+\\s*GB`, `^\\s*E?\\s+x`) reads once from each
 of their characters: quadratic, not catastrophic, so the structural check above lets it pass."""
