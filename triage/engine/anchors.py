@@ -4,9 +4,10 @@ A signature anchored with `^` (`^\\s*Killed\\s*$`, `^#\\d+ ... in abort (`, `^\\
 for the line as the program printed it; the same line from a rank of a torchrun job reads
 `[rank3]: Killed`, from a container `2024-05-01T10:11:12Z stderr F Killed`, from journald
 `May  1 10:11:12 node1 python[12]: Killed`, and no anchored signature matched it. Each anchor at
-the start of one of the pattern's alternatives is widened to the start after any run of the
-launcher and logger prefixes that the error-line rules strip (`error_lines.LAUNCHER_PREFIX`), and
-the prefilters, which only say a pattern may match, search the pattern without its anchors.
+the start of one of the pattern's alternatives (a signature's, its exclusions', a cause's evidence)
+is widened to the start after any run of the prefixes that say where a line came from
+(`error_lines.LAUNCHER_PREFIX`; a logger's level is part of what the line says, and is not read
+past), and the prefilters, which only say a pattern may match, search the pattern without anchors.
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ class CompiledSignature:
 
     @cached_property
     def excludes(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.exclude_sources)
+        return tuple(re.compile(after_prefix(p), re.IGNORECASE) for p in self.exclude_sources)
 
     @cached_property
     def extract(self) -> tuple[tuple[str, re.Pattern[str] | None, ExtractKind], ...]:
