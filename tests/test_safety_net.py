@@ -172,6 +172,12 @@ from triage.results import Diagnosis, EvidenceLine
         ),
         # a setting a library refuses, said without a level or an exception (DrivingSDK's FAQ)
         ('Environment variable [HCCL_IF_IP] is invalid. Reason: it should be "ip[%ifname]".', SYMPTOM, None),
+        # where the line came from, as journald, a container runtime and docker compose write it
+        ("May  1 10:11:12 node1 python[1234]: RuntimeError: boom", EXCEPTION, "RuntimeError: boom"),
+        ("2024-05-01T10:11:12.345678901Z stderr F RuntimeError: boom", EXCEPTION, "RuntimeError: boom"),
+        ("vllm-ascend-1  | EH9999: Inner Error!", CODE, "EH9999: Inner Error!"),
+        # a table's first cell is no service column: another `|` follows it
+        ("| accuracy | 0.31 | FAILED |", LEVEL, "accuracy | 0.31 | FAILED |"),
         # pydantic's detail line as a user retyped it, lower-cased (vllm-ascend #8409)
         (
             "value error, the model type `qwen3_5_moe` is not recognised",

@@ -165,6 +165,9 @@ _PREFIXES: tuple[tuple[str, bool], ...] = (
     (r":(?=\s)", False),  # the colon after them: MindIE's "[standard_model.py:186] : message"
     (r"\d+:", False),  # pdsh-style rank numbers
     (r"(?![\w.]*(?:Error|Exception):)[\w.-]+:\s*(?=\[)", False),  # host: [..], not `OSError: [Errno 30] ...`
+    # docker compose's and stern's service column, an editor's line number: `worker-1  | `, `  12 | `;
+    # not a table's cell, which another `|` follows
+    (r"(?!(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b)[A-Za-z0-9_.-]+\s+\|(?=\s)(?![^|\n]*\|)", False),
     (r"-+>?|\|", False),
 )
 """Launcher and logger prefixes that come before the message."""
