@@ -40,22 +40,34 @@ def wrapped_hits(
     tail = _CONTINUATION_PREFIX.sub("", decode_line(next_raw))
     if _NEW_MESSAGE.match(tail) or _PYTHON_WARNING.search(head):
         return None
-    joined = f"{head} {tail}"
+    # A terminal's hard wrap cuts a word where the line is full ("out of mem" / "ory"), a logger's
+    # between words: a word cut at an unindented line is tried glued first.
+    text = decode_line(raw)
+    cut = text[-1:].isalnum() and tail[:1].isalnum() and tail[:1] == decode_line(next_raw)[:1]
+    for joined in ([f"{head}{tail}"] if cut else []) + [f"{head} {tail}"]:
+        hits = _hits_across(prefilter, matcher, joined, len(head), tail)
+        if hits:
+            return joined, hits
+    return None
+
+
+def _hits_across(prefilter: Prefilter, matcher: LineMatcher, joined: str, join: int, tail: str) -> list[Hit]:
+    """The hits in the joined text that need both lines (see `wrapped_hits`)."""
     # The prefilters name the few signatures worth trying on the joined text, as for any line.
     encoded = joined.encode("utf-8", "replace")
     found = [ids for _, _, ids in prefilter.candidates(encoded) + prefilter.cause_candidates(encoded)]
     if not found:
-        return None
+        return []
     ids: set[int] | None = set()
     for some in found:
         ids = None if ids is None or some is None else ids | some
     hits = [
         hit
         for hit in matcher.exact(joined, ids)
-        if hit.match is not None and hit.match.start() < len(head) < hit.match.end()
+        if hit.match is not None and hit.match.start() < join < hit.match.end()
     ]
     fuzzy = matcher.fuzzy(joined)
     if fuzzy:  # the next line alone is matched only when needed: most joins match nothing
         alone = {hit.signature.index for hit in matcher.fuzzy(tail)}
         hits += [hit for hit in fuzzy if hit.signature.index not in alone]
-    return (joined, hits) if hits else None
+    return hits
