@@ -398,6 +398,14 @@ def test_a_message_wrapped_onto_the_next_line_still_matches(scan_text):
     assert "cannot be used at the same time" in top.evidence[0].text
 
 
+def test_a_wrapped_line_that_is_also_a_cause_s_evidence_is_still_joined(scan_text):
+    # "Compile" is evidence of a slow rank's cause; the line still continues on the next one. Of the
+    # KB's match examples wrapped at a space near their middle onto an indented line, 523 -> 612 of
+    # 684 named their entry once such lines were joined too.
+    top = scan_text("step 1\nRuntimeError: Compile graph\n    kernel_graph0 failed.\n").diagnoses[0]
+    assert top.id == "family-graph-build-failed"
+
+
 def test_a_message_a_terminal_cut_mid_word_still_matches(scan_text):
     # A hard wrap cuts where the line is full; the next line is not indented. Of the KB's match examples
     # cut mid-word at their middle, 323 of 675 named their entry read with a space at the cut, 502 glued.

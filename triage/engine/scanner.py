@@ -293,7 +293,7 @@ class Scanner:
             self._repeat(shape, state, line_number, raw, extra)
             return set()
         shape, found_first = self._match_line(state, line_number, line, ids, extra)
-        if not (shape.matched or extra) and following is not None:
+        if not shape.matched and following is not None:
             # A message wrapped onto the next line: the line's meaning depends on it, not a shape to remember.
             wrapped = wrapped_hits(self.prefilter, self._matcher, raw, *following)
             if wrapped is not None:
