@@ -398,6 +398,22 @@ def test_a_message_wrapped_onto_the_next_line_still_matches(scan_text):
     assert "cannot be used at the same time" in top.evidence[0].text
 
 
+def test_a_colour_code_glued_to_a_message_hides_no_word_start(engine_kb):
+    # `\x1b[31m` ends in a word character: `\bATC run failed` found no word start after it in the bytes
+    # the prefilter reads. An unterminated title sequence ends at its line.
+    from triage.engine import Scanner
+
+    text = b"step 1\n\x1b]0;job\n\x1b[31mATC run failed, Please check the detail log\x1b[0m\nstep 2\n"
+    scanner = Scanner(engine_kb)
+    scanner.feed(text, "x.log")
+    scanner.finish("x.log")
+    result = scanner.result()
+    top = result.diagnoses[0]
+    assert top.id == "family-graph-build-failed"
+    assert (top.evidence[0].line, top.evidence[0].text) == (3, "ATC run failed, Please check the detail log")
+    assert (result.stats.lines, result.stats.bytes) == (4, len(text))
+
+
 def test_a_wrapped_line_that_is_also_a_cause_s_evidence_is_still_joined(scan_text):
     # "Compile" is evidence of a slow rank's cause; the line still continues on the next one. Of the
     # KB's match examples wrapped at a space near their middle onto an indented line, 523 -> 612 of

@@ -17,7 +17,7 @@ from triage.engine.error_lines import WARNED, error_kind, warned
 from triage.engine.counts import Counts
 from triage.engine.evidence import EntryEvidence, Sighting
 from triage.engine.held_lines import END, HeldLines
-from triage.engine.normalize import decode_line, shape_key
+from triage.engine.normalize import decode_line, shape_key, without_colours
 from triage.engine.observe import observe
 from triage.engine.context import JobContext
 from triage.engine.prefilter import CONTEXT, Prefilter, build_prefilter
@@ -88,6 +88,9 @@ class Scanner:
         state = self._source(source)
         self.unclaimed.ended.discard(source)  # it grew: where it stopped (`finish`, a quiet spell) is not its end
         self.bytes += end - start
+        if data.find(b"\x1b", start, end) >= 0:  # memchr: 14 ms a 512 MiB log without colour
+            data = without_colours(data[start:end])
+            start, end = 0, len(data)
         tail = data[max(start, end - TAIL_BYTES) : end]
         state.tail = tail if len(tail) == TAIL_BYTES else (state.tail + tail)[-TAIL_BYTES:]
         newly: set[int] = set()
