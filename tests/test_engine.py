@@ -183,6 +183,8 @@ def test_python_prefilter_gives_the_same_results(engine_kb):
         "[1,3]<stderr>:",
         "May  1 10:11:12 node1 python[1234]: ",
         "2024-05-01T10:11:12.345678901Z stderr F ",
+        # vLLM's logger: a worker, an error's level, the time and the file
+        "(Worker_TP0 pid=12) ERROR 03-11 08:33:36 [multiproc_executor.py:863] ",
     ],
 )
 def test_a_signature_for_the_line_s_start_matches_after_a_launcher_s_prefix(engine_kb, prefix):
@@ -206,7 +208,7 @@ def test_only_the_anchors_that_open_the_pattern_are_widened():
         assert unanchored(kept) == kept == after_prefix(kept)
 
 
-def test_a_logger_s_level_is_part_of_the_message_not_a_prefix_to_read_past(engine_kb):
+def test_a_level_below_an_error_s_is_part_of_the_message_not_a_prefix_to_read_past(engine_kb):
     # "compare failed" opening a line is a failed golden compare; at INFO it is a count of them
     import re
 
@@ -214,8 +216,10 @@ def test_a_logger_s_level_is_part_of_the_message_not_a_prefix_to_read_past(engin
 
     widened = re.compile(after_prefix(r"^\W*compare failed\b"))
     assert widened.search("[rank1]: compare failed")
+    assert widened.search("[ERROR] compare failed")
+    assert widened.search("(Worker_TP0 pid=1) ERROR 03-11 08:33:36 [multiproc_executor.py:863] compare failed")
     assert not widened.search("INFO compare failed ops: 0")
-    assert not widened.search("[ERROR] compare failed")
+    assert not widened.search("[W1208 11:52:44.736321 69197 ProcessGroup.cpp:96] compare failed")
 
 
 def test_the_prefilter_names_each_line_once(prefilter):

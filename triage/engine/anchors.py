@@ -14,9 +14,14 @@ from __future__ import annotations
 
 from triage.engine.error_lines import LAUNCHER_PREFIX
 
-AFTER_PREFIX = rf"^(?>(?:\s*(?:{LAUNCHER_PREFIX}))*)"
-"""Atomic: a pattern that fails after the prefixes is not tried again after fewer of them. A run of
-dashes (`-+`) splits into prefixes in 2^n ways, and trying each took seconds for 24 dashes."""
+MAX_PREFIXES = 12
+"""More prefixes than any launcher and logger stack together write (a timestamp, a rank, a worker, a
+level, a file): the pattern is tried after each count of them, each try reading the rest of the line."""
+AFTER_PREFIX = rf"^(?:\s*(?>{LAUNCHER_PREFIX})){{0,{MAX_PREFIXES}}}[ \t]?"
+"""Each prefix atomic: a run of dashes (`-+`) splits into prefixes in 2^n ways, and trying each took
+seconds for 24 dashes; the pattern may still start at an earlier prefix (`^FATAL ...` after `FATAL`,
+an error's level, is read past). Then the space a prefix ends with (`[rank3]: note: ...`), one, which
+a pattern's own `^\\s+` may still take."""
 
 
 def after_prefix(source: str) -> str:

@@ -71,6 +71,8 @@ _GLOG_STAMP = r"\[?[{levels}]\d{{4}}(?:\d{{4}})? \d{{2}}:\d{{2}}:\d{{2}}"
 """glog's and PyTorch C++'s severity letter glued to the date: `E1208 11:52:44.736321 69197 file.cc:96]`,
 `[E1208 11:52:44.736321597 ProcessGroupNCCL.cpp:616]`, xLLM's `E20251208 ...`."""
 _GLOG_LEVEL = r"(?:^|(?<=[\s\]:]))" + _GLOG_STAMP
+_GLOG_REST = r"(?:\.\d+)?(?:\s+\d+)? [\w.-]+:\d+\]"
+"""What follows glog's stamp in its prefix: microseconds, the thread id, the file and line."""
 _PADDLE_STAMP = r"\[[{levels}]\s+\d{{1,2}}/\s?\d{{1,2}} \d\d:\d\d:\d\d"
 """Paddle-Lite's level and date: `[F 12/ 1 14:47:20.689 ...cc:294 Engine]`."""
 _LEVEL_WORDS = re.compile(
@@ -132,7 +134,7 @@ _NOT_AN_ERROR = (
 )
 
 _PREFIXES: tuple[tuple[str, bool], ...] = (
-    # (one prefix, whether it is the logger's level rather than where the line came from)
+    # (one prefix, whether it is a level below an error's: INFO, WARNING, DEBUG)
     # 2024-05-01 12:00:00,123, CANN's 2024-05-01-12:00:00.123.456, MindIE's ...028+0000], sglang's [... TP1]
     (
         r"\[?\d{4}[-/]\d{2}[-/]\d{2}[ T-]\d{2}:\d{2}:\d{2}(?:[.,:]\d+)*(?:Z|[+-]\d{2}:?\d{2})?(?: [A-Z]{2}\d+)*\]?",
@@ -151,17 +153,22 @@ _PREFIXES: tuple[tuple[str, bool], ...] = (
     (r"\([\w .\-]+(?:pid|rank|ip)=[^)]*\)", False),  # (VllmWorker rank=3 pid=12) (RayWorker pid=1, ip=...)
     (r"\[(?:rank|default|RANK)\s*\d+\]:?", False),  # torchrun
     (r"\[\d+,\d+\]<std(?:out|err)>:", False),  # mpirun
-    (r"\[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|E|W|I)\]", True),
-    (r"\[(?:error|warning|warn|info|debug|critical|trace|fatal)\]", True),  # spdlog (ATB, xLLM): [error]
-    (_GLOG_STAMP.format(levels="EWIFD") + r"(?:\.\d+)?(?:\s+\d+)? [\w.-]+:\d+\]", True),  # glog, PyTorch C++
+    (r"\[(?:ERROR|CRITICAL|E)\]", False),
+    (r"\[(?:INFO|WARNING|WARN|DEBUG|W|I)\]", True),
+    (r"\[(?:error|critical|fatal)\]", False),  # spdlog (ATB, xLLM): [error]
+    (r"\[(?:warning|warn|info|debug|trace)\]", True),
+    (_GLOG_STAMP.format(levels="EF") + _GLOG_REST, False),  # glog, PyTorch C++
+    (_GLOG_STAMP.format(levels="WID") + _GLOG_REST, True),
     (r"\[\d+\]", False),  # spdlog's thread id
     (r"\x1b?\[\d+(?:;\d+)*m", False),  # a colour code, or what a paste keeps of one without its ESC: [0;36m
-    (_PADDLE_STAMP.format(levels="FEWI") + r"\.\d+ [^\]\n]*\]", True),  # Paddle-Lite
+    (_PADDLE_STAMP.format(levels="FE") + r"\.\d+ [^\]\n]*\]", False),  # Paddle-Lite
+    (_PADDLE_STAMP.format(levels="WI") + r"\.\d+ [^\]\n]*\]", True),
     (r"\d{1,3}%\|[^|\n]{0,400}\|\s*\d+/\d+\s*\[[^\]\n]{0,80}\]\.?", False),  # a tqdm bar the next output was glued to
-    (r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b:?", True),
+    (r"(?:ERROR|CRITICAL|FATAL)\b:?", False),
+    (r"(?:INFO|WARNING|WARN|DEBUG)\b:?", True),
     (r"\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]", False),  # [multiproc_worker_utils.py:238]
-    (r"\[[A-Z]{1,8}\]", True),  # [PID] [TBE] [ASCEND], and levels: [ERROR]
-    (r"\[[a-z][a-z_]{2,30}\](?=\s+\[)", True),  # a component in a chain of brackets: MindIE's [batchscheduler] [ERROR]
+    (r"\[(?!(?:INFO|WARNING|WARN|DEBUG|W|I)\])[A-Z]{1,8}\]", False),  # [PID] [TBE] [ASCEND] [FATAL]
+    (r"\[[a-z][a-z_]{2,30}\](?=\s+\[)", False),  # a component in a chain of brackets: MindIE's [batchscheduler] [ERROR]
     (r":(?=\s)", False),  # the colon after them: MindIE's "[standard_model.py:186] : message"
     (r"\d+:", False),  # pdsh-style rank numbers
     (r"(?![\w.]*(?:Error|Exception):)[\w.-]+:\s*(?=\[)", False),  # host: [..], not `OSError: [Errno 30] ...`
@@ -171,9 +178,10 @@ _PREFIXES: tuple[tuple[str, bool], ...] = (
     (r"-+>?|\|", False),
 )
 """Launcher and logger prefixes that come before the message."""
-LAUNCHER_PREFIX = "|".join(prefix for prefix, level in _PREFIXES if not level)
+LAUNCHER_PREFIX = "|".join(prefix for prefix, quiet in _PREFIXES if not quiet)
 """One prefix that says where a line came from (a timestamp, a rank, a worker's or host's name, a
-container's stream), not how its logger rated it: a line means the same after any of these."""
+container's stream) or that it is an error: a line means the same after any of these. A lower level
+is part of what the line says ("INFO compare failed ops: 0" counts, not a failed compare)."""
 _PREFIX = re.compile(rf"^(?:\s*(?:{'|'.join(prefix for prefix, _ in _PREFIXES)}))+")
 
 
