@@ -37,3 +37,27 @@ def test_schema_is_fresh():
 
     on_disk = (shipped_kb_dir() / "schema.json").read_text(encoding="utf-8")
     assert on_disk == schema_text(), "kb/schema.json is stale: run `python -m triage.kb.schema`"
+
+
+def test_an_example_must_also_match_as_a_launcher_prints_it(tmp_path):
+    # `\A` is the string's start, which no launcher's prefix leaves where it was: such an entry misses
+    # every line of a multi-rank job, and its examples say so.
+    from kb_helpers import entry_data, write_entry
+
+    from triage.engine import load_engine_kb
+    from triage.kbtools.examples import ExampleChecker
+
+    for entry_id, anchor in (("at-line-start", r"\A"), ("after-prefixes", "^")):
+        marker = f"ZQX {entry_id} failure"
+        write_entry(
+            tmp_path,
+            entry_data(entry_id, signatures=[{"regex": anchor + marker, "weight": 3}], examples={"match": [marker]}),
+        )
+    kb, errors = load_engine_kb([str(tmp_path)], include_shipped=False)
+    assert not errors
+    models, _ = load_kb([tmp_path])
+    checker = ExampleChecker(kb)
+    assert [f.message for f in checker.failures(models.entries["at-line-start"])] == [
+        "expected top 'at-line-start' as a torchrun rank's line, got nothing"
+    ]
+    assert checker.failures(models.entries["after-prefixes"]) == []

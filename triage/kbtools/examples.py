@@ -1,5 +1,5 @@
 """Check entries against their own examples: a `match` example must make the entry the top
-diagnosis, a `no_match` example must not produce it at all."""
+diagnosis, as written and as a launcher prints it, a `no_match` example must not produce it at all."""
 
 from __future__ import annotations
 
@@ -10,6 +10,13 @@ from triage.engine.prefilter import Prefilter, build_prefilter
 from triage.engine.scanner import Scanner
 from triage.kb.models import Entry
 from triage.results import ScanResult
+
+
+DRESSINGS = (
+    ("a torchrun rank's line", "[rank3]: "),
+    ("a vLLM worker's error", "(Worker_TP0 pid=12) ERROR 03-11 08:33:36 [multiproc_executor.py:863] "),
+)
+"""How a job's launcher prints an example's lines: a user pastes them so (see `triage.engine.anchors`)."""
 
 
 @dataclass(frozen=True)
@@ -34,10 +41,16 @@ class ExampleChecker:
     def failures(self, entry: Entry) -> list[ExampleFailure]:
         out = []
         for index, text in enumerate(entry.examples.match):
-            ranked = [d.id for d in self.scan(text).diagnoses]
-            if not ranked or ranked[0] != entry.id:
-                got = ", ".join(ranked[:3]) or "nothing"
-                out.append(ExampleFailure(entry.id, "match", index, f"expected top '{entry.id}', got {got}"))
+            for dressing, prefix in (("", ""), *DRESSINGS):
+                dressed = "\n".join(prefix + line for line in text.split("\n"))
+                ranked = [d.id for d in self.scan(dressed).diagnoses]
+                if not ranked or ranked[0] != entry.id:
+                    got = ", ".join(ranked[:3]) or "nothing"
+                    printed = f" as {dressing}" if dressing else ""
+                    out.append(
+                        ExampleFailure(entry.id, "match", index, f"expected top '{entry.id}'{printed}, got {got}")
+                    )
+                    break
         for index, text in enumerate(entry.examples.no_match):
             if entry.id in {d.id for d in self.scan(text).diagnoses}:
                 out.append(ExampleFailure(entry.id, "no_match", index, f"'{entry.id}' fired on a no_match example"))

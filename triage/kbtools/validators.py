@@ -133,7 +133,10 @@ class HasExamplesValidator(Validator):
 
 class ExamplesValidator(Validator):
     name = "examples"
-    description = "on each match example the entry is the top diagnosis; on each no_match example it does not fire"
+    description = (
+        "on each match example the entry is the top diagnosis, also as a torchrun rank or a vLLM worker prints it;"
+        " on each no_match example it does not fire"
+    )
 
     def validate(self, target: Target, ctx: Context) -> Iterator[Finding]:
         if not ctx.active(target):
