@@ -176,6 +176,8 @@ _PREFIXES: tuple[tuple[str, bool], ...] = (
     # not a table's cell, which another `|` follows
     (r"(?!(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b)[A-Za-z0-9_.-]+\s+\|(?=\s)(?![^|\n]*\|)", False),
     (r"-+>?|\|", False),
+    # a quoted reply's or Markdown quote's mark, not pytest's `>` before the failing line's indented source
+    (r">(?= \S)", False),
 )
 """Launcher and logger prefixes that come before the message."""
 LAUNCHER_PREFIX = "|".join(prefix for prefix, quiet in _PREFIXES if not quiet)

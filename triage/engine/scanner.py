@@ -88,9 +88,7 @@ class Scanner:
         state = self._source(source)
         self.unclaimed.ended.discard(source)  # it grew: where it stopped (`finish`, a quiet spell) is not its end
         self.bytes += end - start
-        if data.find(b"\x1b", start, end) >= 0:  # memchr: 14 ms a 512 MiB log without colour
-            data = without_colours(data[start:end])
-            start, end = 0, len(data)
+        data, start, end = without_colours(data, start, end)
         tail = data[max(start, end - TAIL_BYTES) : end]
         state.tail = tail if len(tail) == TAIL_BYTES else (state.tail + tail)[-TAIL_BYTES:]
         newly: set[int] = set()
