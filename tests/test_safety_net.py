@@ -176,6 +176,9 @@ from triage.results import Diagnosis, EvidenceLine
         ("May  1 10:11:12 node1 python[1234]: RuntimeError: boom", EXCEPTION, "RuntimeError: boom"),
         ("2024-05-01T10:11:12.345678901Z stderr F RuntimeError: boom", EXCEPTION, "RuntimeError: boom"),
         ("vllm-ascend-1  | EH9999: Inner Error!", CODE, "EH9999: Inner Error!"),
+        # a quoted reply's mark (three corpus logs were pasted so); pytest's `>` stands before indented source
+        ("> > RuntimeError: boom", EXCEPTION, "RuntimeError: boom"),
+        ("> EL0014: The operation is unsupported.", CODE, "EL0014: The operation is unsupported."),
         # a table's first cell is no service column: another `|` follows it
         ("| accuracy | 0.31 | FAILED |", LEVEL, "accuracy | 0.31 | FAILED |"),
         # pydantic's detail line as a user retyped it, lower-cased (vllm-ascend #8409)
