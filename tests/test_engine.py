@@ -203,6 +203,7 @@ def test_only_the_anchors_that_open_the_pattern_are_widened():
 
     assert unanchored(r"^a|^b|c") == "a|b|c"
     assert after_prefix(r"^\s*Killed$") == AFTER_PREFIX + r"\s*Killed$"
+    assert unanchored(r"(?i)^killed") == "(?i)killed"
     # inside a group or a class, or escaped, `^` is the author's own
     for kept in (r"(?:^|\s)x", r"[^a]b", r"\^x", r"[]^]x", r"a^"):
         assert unanchored(kept) == kept == after_prefix(kept)

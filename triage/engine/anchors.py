@@ -12,7 +12,11 @@ past), and the prefilters, which only say a pattern may match, search the patter
 
 from __future__ import annotations
 
+import re
+
 from triage.engine.error_lines import LAUNCHER_PREFIX
+
+_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 
 MAX_PREFIXES = 12
 """More prefixes than any launcher and logger stack together write (a timestamp, a rank, a worker, a
@@ -47,10 +51,14 @@ def _rewrite(source: str, anchor: str) -> str:
 
 def _leading_anchors(source: str) -> list[int]:
     """Where a `^` opens the pattern or one of its top-level alternatives (not inside a group or a
-    character class, where it means something else or is already widened by the author)."""
+    character class, where it means something else or is already widened by the author), after the
+    pattern's global flags (`(?i)^...`)."""
     found = []
     depth, in_class, escaped, opening, class_start = 0, False, False, True, -1
+    flags = _GLOBAL_FLAGS.match(source)
     for position, char in enumerate(source):
+        if flags and position < flags.end():
+            continue
         if escaped:
             escaped, opening = False, False
             continue

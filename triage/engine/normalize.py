@@ -59,8 +59,8 @@ _ANSI_BYTES = re.compile(_ANSI.pattern.encode())
 
 def without_colours(data: bytes, start: int, end: int) -> tuple[bytes, int, int]:
     """data[start:end] without its terminal escape sequences, and where it now starts and ends. The
-    prefilter reads bytes: a colour code glued to a message (`\x1b[31mATC run failed`) ends in a word
-    character, so `\bATC` found no word start there, and 49 of the KB's 707 match examples went unnamed
+    prefilter reads bytes: a colour code glued to a message (`\\x1b[31mATC run failed`) ends in a word
+    character, so `\\bATC` found no word start there, and 49 of the KB's 707 match examples went unnamed
     in colour. Most logs hold none: a memchr, 14 ms a 512 MiB log."""
     if data.find(b"\x1b", start, end) < 0:
         return data, start, end

@@ -36,14 +36,13 @@ def wrapped_hits(
     next_raw = block[next_start : end if next_end < 0 else next_end]
     if not next_raw.strip() or len(next_raw) > MATCH_WINDOW:
         return None
-    head = decode_line(raw).rstrip()
-    tail = _CONTINUATION_PREFIX.sub("", decode_line(next_raw))
+    text, next_text = decode_line(raw), decode_line(next_raw)
+    head, tail = text.rstrip(), _CONTINUATION_PREFIX.sub("", next_text)
     if _NEW_MESSAGE.match(tail) or _PYTHON_WARNING.search(head):
         return None
     # A terminal's hard wrap cuts a word where the line is full ("out of mem" / "ory"), a logger's
     # between words: a word cut at an unindented line is tried glued first.
-    text = decode_line(raw)
-    cut = text[-1:].isalnum() and tail[:1].isalnum() and tail[:1] == decode_line(next_raw)[:1]
+    cut = text[-1:].isalnum() and tail[:1].isalnum() and tail[:1] == next_text[:1]
     for joined in ([f"{head}{tail}"] if cut else []) + [f"{head} {tail}"]:
         hits = _hits_across(prefilter, matcher, joined, len(head), tail)
         if hits:
