@@ -133,6 +133,9 @@ _NOT_AN_ERROR = (
     r"\b(?:nan|inf|overflow|skipped)\w* \w+ 0[,;|])"
 )
 
+_QUIET_LEVELS = "INFO|WARNING|WARN|DEBUG"
+"""A logger's levels below an error's, as its prefix spells them."""
+_ERROR_LEVELS = "ERROR|CRITICAL|FATAL"
 _PREFIXES: tuple[tuple[str, bool], ...] = (
     # (one prefix, whether it is a level below an error's: INFO, WARNING, DEBUG)
     # 2024-05-01 12:00:00,123, CANN's 2024-05-01-12:00:00.123.456, MindIE's ...028+0000], sglang's [... TP1]
@@ -154,7 +157,7 @@ _PREFIXES: tuple[tuple[str, bool], ...] = (
     (r"\[(?:rank|default|RANK)\s*\d+\]:?", False),  # torchrun
     (r"\[\d+,\d+\]<std(?:out|err)>:", False),  # mpirun
     (r"\[(?:ERROR|CRITICAL|E)\]", False),
-    (r"\[(?:INFO|WARNING|WARN|DEBUG|W|I)\]", True),
+    (rf"\[(?:{_QUIET_LEVELS}|W|I)\]", True),
     (r"\[(?:error|critical|fatal)\]", False),  # spdlog (ATB, xLLM): [error]
     (r"\[(?:warning|warn|info|debug|trace)\]", True),
     (_GLOG_STAMP.format(levels="EF") + _GLOG_REST, False),  # glog, PyTorch C++
@@ -164,17 +167,17 @@ _PREFIXES: tuple[tuple[str, bool], ...] = (
     (_PADDLE_STAMP.format(levels="FE") + r"\.\d+ [^\]\n]*\]", False),  # Paddle-Lite
     (_PADDLE_STAMP.format(levels="WI") + r"\.\d+ [^\]\n]*\]", True),
     (r"\d{1,3}%\|[^|\n]{0,400}\|\s*\d+/\d+\s*\[[^\]\n]{0,80}\]\.?", False),  # a tqdm bar the next output was glued to
-    (r"(?:ERROR|CRITICAL|FATAL)\b:?", False),
-    (r"(?:INFO|WARNING|WARN|DEBUG)\b:?", True),
+    (rf"(?:{_ERROR_LEVELS})\b:?", False),
+    (rf"(?:{_QUIET_LEVELS})\b:?", True),
     (r"\[[\w./-]+\.(?:py|cpp|cc|h|ts):\d+\]", False),  # [multiproc_worker_utils.py:238]
-    (r"\[(?!(?:INFO|WARNING|WARN|DEBUG|W|I)\])[A-Z]{1,8}\]", False),  # [PID] [TBE] [ASCEND] [FATAL]
+    (rf"\[(?!(?:{_QUIET_LEVELS}|W|I)\])[A-Z]{{1,8}}\]", False),  # [PID] [TBE] [ASCEND] [FATAL]
     (r"\[[a-z][a-z_]{2,30}\](?=\s+\[)", False),  # a component in a chain of brackets: MindIE's [batchscheduler] [ERROR]
     (r":(?=\s)", False),  # the colon after them: MindIE's "[standard_model.py:186] : message"
     (r"\d+:", False),  # pdsh-style rank numbers
     (r"(?![\w.]*(?:Error|Exception):)[\w.-]+:\s*(?=\[)", False),  # host: [..], not `OSError: [Errno 30] ...`
     # docker compose's and stern's service column, an editor's line number: `worker-1  | `, `  12 | `;
     # not a table's cell, which another `|` follows
-    (r"(?!(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b)[A-Za-z0-9_.-]+\s+\|(?=\s)(?![^|\n]*\|)", False),
+    (rf"(?!(?:{_QUIET_LEVELS}|{_ERROR_LEVELS})\b)[A-Za-z0-9_.-]+\s+\|(?=\s)(?![^|\n]*\|)", False),
     (r"-+>?|\|", False),
     # a quoted reply's or Markdown quote's mark, not pytest's `>` before the failing line's indented source
     (r">(?= \S)", False),
