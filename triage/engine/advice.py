@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
-from functools import cache
 from typing import Any
 
-from triage.engine.context import NOT_ON_TORCH, SERVING, TRAINING, WORKLOAD_PATTERNS, JobContext
+from triage.engine.context import NOT_ON_TORCH, SERVING, TRAINING, JobContext, workloads_named
 from triage.results import CauseResult, FixResult, replace
 
 
@@ -69,11 +67,6 @@ STACKS = SERVING | NOT_ON_TORCH
 library such as diffusers or a kernel package runs inside any of them)."""
 
 
-@cache
-def _stack_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((name, re.compile(source, re.IGNORECASE)) for name, source in WORKLOAD_PATTERNS if name in STACKS)
-
-
 def _commands_for_job(fix: FixResult, context: JobContext) -> FixResult:
     """The fix without its command lines for another serving engine or runtime than the job's own: one
     fix often shows the step for each stack (`pip install torch==X torch-npu==X`, then the same for
@@ -85,7 +78,7 @@ def _commands_for_job(fix: FixResult, context: JobContext) -> FixResult:
 
 
 def _for_job(command: str, context: JobContext) -> bool:
-    named = sorted(name for name, pattern in _stack_patterns() if pattern.search(command))
+    named = sorted(name for name in workloads_named(command) if name in STACKS)
     if not named or context.fits({"workload": named}) is not False:
         return True
     return bool(context.shows("workload") & TRAINING) and set(named) <= SERVING

@@ -330,6 +330,12 @@ def _same_setting(name: str, shown: str | None, wanted: str) -> bool:
     return wanted.replace(" ", "").lower() in shown.replace(" ", "").lower()
 
 
+def workloads_named(text: str) -> list[str]:
+    """The workloads a text names (a fix's command line), by the patterns that read them in a log."""
+    gated = gate_text(text)
+    return [name for name, pattern in _WORKLOADS_GATED if pattern.search(text, gated)]
+
+
 def stack_text(stack: Mapping[str, list[str]]) -> str:
     """A stack (see `JobContext.stack`) as one table cell: `runtime=torch workload=vllm`."""
     return " ".join(f"{dimension}={','.join(values)}" for dimension, values in sorted(stack.items()))
